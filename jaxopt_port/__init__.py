@@ -1,0 +1,27 @@
+"""Keras optimizers as optax gradient transformations.
+
+`jaxopt_port.<name>` computes what `keras.optimizers.<Name>` (Keras 3)
+computes; `jaxopt_port.legacy.<name>` what `tf_keras.optimizers.legacy.<Name>`
+(OptimizerV2) computes. Each returns an `optax.GradientTransformationExtraArgs`
+whose state is an explicit pytree mirroring Keras's optimizer variables.
+"""
+
+from jaxopt_port import legacy, schedules
+from jaxopt_port._adagrad import adagrad
+from jaxopt_port._adam import adam, adamw
+from jaxopt_port._base import (KerasState, LegacyState, UpdateStep,
+                               keras_transform, legacy_transform,
+                               with_keras_base_arguments,
+                               with_legacy_base_arguments)
+from jaxopt_port._classic import centered_momentum_sgd, momentum_sgd, vanilla_sgd
+from jaxopt_port._rmsprop import rmsprop
+from jaxopt_port._sgd import sgd
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KerasState", "LegacyState", "UpdateStep", "adagrad", "adam", "adamw",
+    "centered_momentum_sgd", "keras_transform", "legacy", "legacy_transform",
+    "momentum_sgd", "rmsprop", "schedules", "sgd", "vanilla_sgd",
+    "with_keras_base_arguments", "with_legacy_base_arguments",
+]

@@ -1,0 +1,459 @@
+"""What a Keras base optimizer class does around each optimizer's update step.
+
+A Keras optimizer subclass writes two things, `build` (its slot variables) and
+`update_step` (the formula); the base class owns the rest: the iteration
+counter, learning-rate schedules, loss scaling, gradient accumulation,
+clipping, weight decay and the moving average of the weights. Here an
+optimizer's own part is an `UpdateStep`, and `keras_transform` /
+`legacy_transform` wrap it into one optax transformation with exactly the
+semantics of `keras.optimizers.Optimizer` (Keras 3) and
+`tf_keras.optimizers.legacy.Optimizer` (OptimizerV2).
+
+`with_keras_base_arguments` and `with_legacy_base_arguments` declare a public
+optimizer from a function that returns its `UpdateStep`, adding the base
+arguments to its signature so `optax.inject_hyperparams` sees every argument.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, Callable, NamedTuple, Union
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxopt_port import _checks
+
+Schedule = Callable[[jax.Array], jax.Array]
+ScalarOrSchedule = Union[float, jax.Array, Schedule]
+
+
+class UpdateStep(NamedTuple):
+  """An optimizer's own part, as a Keras optimizer subclass writes it.
+
+  Attributes:
+    build: `build(params) -> slots`, the optimizer's own state (Keras's slot
+      variables), a NamedTuple of trees shaped like `params`.
+    update: `update(grads, slots, params, learning_rate, iteration) ->
+      (updates, slots)`: Keras's `update_step` for the whole tree. `updates`
+      are added to the params (sign and learning rate included);
+      `iteration` is Keras's `optimizer.iterations` (0 on the first step).
+  """
+  build: Callable[[optax.Params], Any]
+  update: Callable[..., tuple[optax.Updates, Any]]
+
+
+class KerasState(NamedTuple):
+  """State of a Keras 3 optimizer: its base-class variables and its slots."""
+  iterations: jax.Array  # shape=(), dtype=jnp.int32. Every call, as Keras's `_iterations`.
+  slots: Any  # The UpdateStep's own state.
+  accumulated_gradients: optax.Updates | None  # With gradient_accumulation_steps.
+  average: optax.Params | None  # Moving average of the params, with use_ema.
+
+
+class LegacyState(NamedTuple):
+  """State of an OptimizerV2 optimizer: its iteration count and its slots."""
+  iterations: jax.Array  # shape=(), dtype=jnp.int32.
+  slots: Any
+
+
+KERAS_BASE_ARGUMENTS = {
+    "weight_decay": None,
+    "clipnorm": None,
+    "clipvalue": None,
+    "global_clipnorm": None,
+    "use_ema": False,
+    "ema_momentum": 0.99,
+    "ema_overwrite_frequency": None,
+    "loss_scale_factor": None,
+    "gradient_accumulation_steps": None,
+}
+
+LEGACY_BASE_ARGUMENTS = {
+    "lr": None,
+    "decay": 0.0,
+    "clipnorm": None,
+    "clipvalue": None,
+    "global_clipnorm": None,
+}
+
+KERAS_BASE_ARGUMENTS_DOC = """
+  Keras 3 base arguments (keyword-only, as in `keras.optimizers.Optimizer`):
+    weight_decay: If set, every step first sets `p = p - p * weight_decay * lr`.
+    clipnorm: If set (> 0), each gradient leaf is rescaled so its L2 norm is at
+      most `clipnorm`. At most one of the three clipping arguments is set.
+    clipvalue: If set (> 0), gradients are clipped elementwise to
+      `[-clipvalue, clipvalue]`.
+    global_clipnorm: If set (> 0), all gradients are rescaled together so their
+      global L2 norm is at most `global_clipnorm`.
+    use_ema: Keep an exponential moving average of the parameters in the state
+      (`state.average`), as Keras does.
+    ema_momentum: The average's momentum, in [0, 1]: `average = ema_momentum *
+      average + (1 - ema_momentum) * p` (the first step copies `p`).
+    ema_overwrite_frequency: With `use_ema`, every this many (accumulated)
+      iterations the parameters are overwritten by their average.
+    loss_scale_factor: If set, gradients are divided by it first (the loss was
+      multiplied by it).
+    gradient_accumulation_steps: If set (an int >= 2), gradients are summed and
+      the parameters move only every this many calls, by the mean gradient.
+      Schedules see every call; bias corrections and EMA see
+      `calls // gradient_accumulation_steps`, as in Keras.
+"""
+
+LEGACY_BASE_ARGUMENTS_DOC = """
+  OptimizerV2 base arguments (keyword-only, as in
+  `tf_keras.optimizers.legacy.Optimizer`):
+    lr: Deprecated alias of `learning_rate`; when set it wins, with a warning.
+    decay: Inverse-time decay, `lr / (1 + decay * iterations)`.
+    clipvalue: If set (> 0), gradients are first clipped elementwise.
+    clipnorm: If set (> 0), then each gradient leaf's L2 norm is clipped.
+    global_clipnorm: If set (> 0), then the global norm is clipped. Not
+      together with `clipnorm`.
+"""
+
+
+def learning_rate_at(learning_rate: ScalarOrSchedule, step: jax.Array) -> Any:
+  """The learning rate at `step`: a schedule is called, a number is kept."""
+  return learning_rate(step) if callable(learning_rate) else learning_rate
+
+
+def _compute_dtype(dtype: Any) -> Any:
+  """Moments of half-precision params are kept in float32."""
+  if dtype in (jnp.float16, jnp.bfloat16):
+    return jnp.float32
+  return dtype
+
+
+def _upcast(tree: Any) -> Any:
+  return jax.tree.map(lambda x: jnp.asarray(x, _compute_dtype(x.dtype)), tree)
+
+
+def cast_like(scalar: Any, leaf: jax.Array) -> jax.Array:
+  """`scalar` (a hyperparameter, maybe an injected array) in `leaf`'s dtype."""
+  return jnp.asarray(scalar, leaf.dtype)
+
+
+def clip_by_norm(grad: jax.Array, clipnorm: Any) -> jax.Array:
+  """`tf.clip_by_norm`: grad * clipnorm / max(||grad||, clipnorm)."""
+  squares = jnp.sum(grad * grad)
+  positive = squares > 0
+  norm = jnp.where(positive, jnp.sqrt(jnp.where(positive, squares, 1.0)),
+                   squares)
+  return grad * cast_like(clipnorm, grad) / jnp.maximum(
+      norm, cast_like(clipnorm, grad))
+
+
+def clip_by_global_norm(grads: optax.Updates, clipnorm: Any) -> optax.Updates:
+  """`tf.clip_by_global_norm`; a non-finite norm makes every gradient NaN."""
+  leaves = jax.tree.leaves(grads)
+  if not leaves:
+    return grads
+  norm = jnp.sqrt(sum(jnp.sum(g * g) for g in leaves))
+  clipnorm = jnp.asarray(clipnorm, norm.dtype)
+  scale = clipnorm * jnp.minimum(1.0 / norm, 1.0 / clipnorm) + (norm - norm)
+  return jax.tree.map(lambda g: g * scale.astype(g.dtype), grads)
+
+
+def clip_by_value(grads: optax.Updates, clipvalue: Any) -> optax.Updates:
+  return jax.tree.map(
+      lambda g: jnp.clip(g, -cast_like(clipvalue, g), cast_like(clipvalue, g)),
+      grads)
+
+
+def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
+                         name: str) -> None:
+  if params is not None:
+    _checks.check_same_tree(params, grads, expected_name="params",
+                            received_name="grads")
+  else:
+    for tree in param_shaped:
+      _checks.check_same_tree(tree, grads,
+                              expected_name=f"the {name} state",
+                              received_name="grads")
+
+
+def _param_shaped_trees(*trees: Any) -> list[Any]:
+  """The trees in `trees` (and in NamedTuples among them) that mirror params."""
+  found = []
+  for tree in trees:
+    if tree is None:
+      continue
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+      found.extend(field for field in tree if field is not None)
+    else:
+      found.append(tree)
+  return found
+
+
+def keras_transform(
+    update_step: UpdateStep,
+    learning_rate: ScalarOrSchedule,
+    *,
+    weight_decay: Any = None,
+    clipnorm: Any = None,
+    clipvalue: Any = None,
+    global_clipnorm: Any = None,
+    use_ema: bool = False,
+    ema_momentum: Any = 0.99,
+    ema_overwrite_frequency: Any = None,
+    loss_scale_factor: Any = None,
+    gradient_accumulation_steps: Any = None,
+    name: str = "optimizer",
+) -> optax.GradientTransformationExtraArgs:
+  """Wraps `update_step` with Keras 3's base optimizer semantics.
+
+  Per call, in Keras's order (`BaseOptimizer.apply`): divide the gradients by
+  `loss_scale_factor`; with accumulation, add them to the accumulators and stop
+  unless this is the `gradient_accumulation_steps`-th call, where the mean is
+  used and the accumulators reset; clip; apply weight decay; run the update
+  step; update the moving average (and overwrite the params with it every
+  `ema_overwrite_frequency` iterations); count the call.
+  """
+  _checks.check_learning_rate(learning_rate)
+  _checks.check_range("weight_decay", weight_decay, 0.0)
+  clip_arguments = {"clipnorm": clipnorm, "clipvalue": clipvalue,
+                    "global_clipnorm": global_clipnorm}
+  if sum(value is not None for value in clip_arguments.values()) > 1:
+    raise ValueError(
+        "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+        f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+        f"global_clipnorm={global_clipnorm}")
+  for argument, value in clip_arguments.items():
+    _checks.check_range(argument, value, 0.0, low_open=True)
+  _checks.check_range("ema_momentum", ema_momentum, 0.0, 1.0)
+  _checks.check_optional_int("ema_overwrite_frequency",
+                             ema_overwrite_frequency, 1)
+  _checks.check_optional_int("gradient_accumulation_steps",
+                             gradient_accumulation_steps, 2)
+  _checks.check_range("loss_scale_factor", loss_scale_factor, 0.0,
+                      low_open=True)
+  if ema_overwrite_frequency is not None and not use_ema:
+    raise ValueError(
+        "`ema_overwrite_frequency` is set but `use_ema` is False: set "
+        f"use_ema=True or leave ema_overwrite_frequency=None. Received: "
+        f"ema_overwrite_frequency={ema_overwrite_frequency}")
+  accumulates = gradient_accumulation_steps is not None
+
+  def clip(grads):
+    if clipnorm is not None:
+      return jax.tree.map(lambda g: clip_by_norm(g, clipnorm), grads)
+    if global_clipnorm is not None:
+      return clip_by_global_norm(grads, global_clipnorm)
+    if clipvalue is not None:
+      return clip_by_value(grads, clipvalue)
+    return grads
+
+  def init_fn(params):
+    _checks.check_float_params(params)
+    params = _upcast(params)
+    return KerasState(
+        iterations=jnp.zeros([], jnp.int32),
+        slots=update_step.build(params),
+        accumulated_gradients=(
+            optax.tree.zeros_like(params) if accumulates else None),
+        average=optax.tree.zeros_like(params) if use_ema else None)
+
+  def update_fn(grads, state, params=None, **extra_args):
+    del extra_args
+    _check_update_inputs(
+        grads, params,
+        _param_shaped_trees(state.slots, state.accumulated_gradients,
+                            state.average), name)
+    if params is None and (weight_decay is not None or use_ema):
+      raise ValueError(
+          f"{name} with weight_decay or use_ema needs the current params: "
+          "call update(grads, state, params).")
+    out_dtypes = jax.tree.map(lambda x: x.dtype,
+                              grads if params is None else params)
+    grads = _upcast(grads)
+    compute_params = None if params is None else _upcast(params)
+    raw_iterations = state.iterations
+    lr = learning_rate_at(learning_rate, raw_iterations)
+    iteration = (raw_iterations // gradient_accumulation_steps
+                 if accumulates else raw_iterations)
+    if loss_scale_factor is not None:
+      grads = jax.tree.map(lambda g: g / cast_like(loss_scale_factor, g),
+                           grads)
+
+    def apply(grads, slots):
+      grads = clip(grads)
+      step_params = compute_params
+      decay = None
+      if weight_decay is not None:
+        decay = jax.tree.map(
+            lambda p: -(p * cast_like(weight_decay, p) * cast_like(lr, p)),
+            compute_params)
+        step_params = jax.tree.map(jnp.add, compute_params, decay)
+      updates, slots = update_step.update(grads, slots, step_params, lr,
+                                          iteration)
+      if decay is not None:
+        updates = jax.tree.map(jnp.add, decay, updates)
+      return updates, slots
+
+    accumulated = state.accumulated_gradients
+    if accumulates:
+      def update_branch():
+        mean = jax.tree.map(
+            lambda g, a: (g + a) / cast_like(gradient_accumulation_steps, g),
+            grads, accumulated)
+        updates, slots = apply(mean, state.slots)
+        return updates, slots, optax.tree.zeros_like(accumulated)
+
+      def accumulate_branch():
+        return (optax.tree.zeros_like(grads), state.slots,
+                jax.tree.map(jnp.add, grads, accumulated))
+
+      is_update_step = (raw_iterations + 1) % gradient_accumulation_steps == 0
+      updates, slots, accumulated = jax.lax.cond(
+          is_update_step, update_branch, accumulate_branch)
+    else:
+      updates, slots = apply(grads, state.slots)
+
+    average = state.average
+    if use_ema:
+      new_params = jax.tree.map(jnp.add, compute_params, updates)
+
+      def moving_average(a, p):
+        momentum = (iteration != 0).astype(p.dtype) * cast_like(ema_momentum, p)
+        return momentum * a + (1 - momentum) * p
+
+      average = jax.tree.map(moving_average, average, new_params)
+      if ema_overwrite_frequency is not None:
+        overwrite = (iteration + 1) % ema_overwrite_frequency == 0
+        updates = jax.tree.map(
+            lambda u, a, p: jnp.where(overwrite, a - p, u),
+            updates, average, compute_params)
+
+    updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
+                           out_dtypes)
+    return updates, KerasState(
+        iterations=optax.safe_increment(raw_iterations), slots=slots,
+        accumulated_gradients=accumulated, average=average)
+
+  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def legacy_transform(
+    update_step: UpdateStep,
+    learning_rate: ScalarOrSchedule,
+    *,
+    lr: Any = None,
+    decay: Any = 0.0,
+    clipnorm: Any = None,
+    clipvalue: Any = None,
+    global_clipnorm: Any = None,
+    name: str = "optimizer",
+) -> optax.GradientTransformationExtraArgs:
+  """Wraps `update_step` with OptimizerV2's semantics (`tf_keras` legacy).
+
+  Per call: clip by value, then by norm, then by global norm (each if set);
+  the learning rate is the schedule's value at `iterations`, divided by
+  `1 + decay * iterations`; run the update step; count the call.
+  """
+  if lr is not None:
+    warnings.warn("The `lr` argument is deprecated, use `learning_rate` "
+                  "instead.", DeprecationWarning, stacklevel=3)
+    learning_rate = lr
+  _checks.check_learning_rate(learning_rate)
+  _checks.check_range("decay", decay, 0.0)
+  if clipnorm is not None and global_clipnorm is not None:
+    raise ValueError(
+        "Cannot accept both `clipnorm` and `global_clipnorm`. Received: "
+        f"clipnorm={clipnorm}, global_clipnorm={global_clipnorm}")
+  for argument, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                          ("global_clipnorm", global_clipnorm)):
+    _checks.check_range(argument, value, 0.0, low_open=True)
+  decays = not (_checks.concrete_number(decay) == 0.0)
+
+  def init_fn(params):
+    _checks.check_float_params(params)
+    return LegacyState(iterations=jnp.zeros([], jnp.int32),
+                       slots=update_step.build(_upcast(params)))
+
+  def update_fn(grads, state, params=None, **extra_args):
+    del extra_args
+    _check_update_inputs(grads, params, _param_shaped_trees(state.slots),
+                         name)
+    out_dtypes = jax.tree.map(lambda x: x.dtype,
+                              grads if params is None else params)
+    grads = _upcast(grads)
+    iteration = state.iterations
+    lr_t = learning_rate_at(learning_rate, iteration)
+    if decays:
+      lr_t = lr_t / (1.0 + jnp.asarray(decay, jnp.float32)
+                     * iteration.astype(jnp.float32))
+    if clipvalue is not None:
+      grads = clip_by_value(grads, clipvalue)
+    if clipnorm is not None:
+      grads = jax.tree.map(lambda g: clip_by_norm(g, clipnorm), grads)
+    if global_clipnorm is not None:
+      grads = clip_by_global_norm(grads, global_clipnorm)
+    updates, slots = update_step.update(
+        grads, state.slots, None if params is None else _upcast(params),
+        lr_t, iteration)
+    updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
+                           out_dtypes)
+    return updates, LegacyState(optax.safe_increment(iteration), slots)
+
+  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
+             base_arguments: dict[str, Any], base_doc: str,
+             learning_rate: float, defaults: dict[str, Any]):
+  unknown = set(defaults) - set(base_arguments)
+  if unknown:
+    raise TypeError(f"Not base arguments: {sorted(unknown)}")
+
+  def declare(make_update_step: Callable[..., UpdateStep]):
+    own = inspect.signature(make_update_step).parameters
+    parameters = [inspect.Parameter(
+        "learning_rate", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=learning_rate)]
+    parameters += list(own.values())
+    parameters += [
+        inspect.Parameter(argument, inspect.Parameter.KEYWORD_ONLY,
+                          default=defaults.get(argument, default))
+        for argument, default in base_arguments.items() if argument not in own]
+    signature = inspect.Signature(
+        parameters, return_annotation=optax.GradientTransformationExtraArgs)
+
+    @functools.wraps(make_update_step)
+    def factory(*args, **kwargs):
+      bound = signature.bind(*args, **kwargs)
+      bound.apply_defaults()
+      arguments = dict(bound.arguments)
+      rate = arguments.pop("learning_rate")
+      base = {argument: (arguments[argument] if argument in own
+                         else arguments.pop(argument))
+              for argument in base_arguments}
+      return wrap(make_update_step(**arguments), rate,
+                  name=make_update_step.__name__, **base)
+
+    factory.__signature__ = signature
+    factory.__doc__ = (make_update_step.__doc__ or "") + base_doc
+    return factory
+
+  return declare
+
+
+def with_keras_base_arguments(*, learning_rate: float, **defaults: Any):
+  """Declares a Keras 3 optimizer from the function making its `UpdateStep`.
+
+  The public function takes `learning_rate` (default as given) first, then the
+  decorated function's arguments, then the Keras 3 base arguments
+  (`KERAS_BASE_ARGUMENTS`, defaults overridable here) as keyword-only
+  arguments. A base argument the decorated function also declares is passed to
+  it too and keeps its position (AdamW's `weight_decay`).
+  """
+  return _declare(keras_transform, KERAS_BASE_ARGUMENTS,
+                  KERAS_BASE_ARGUMENTS_DOC, learning_rate, defaults)
+
+
+def with_legacy_base_arguments(*, learning_rate: float, **defaults: Any):
+  """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips)."""
+  return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
+                  LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults)

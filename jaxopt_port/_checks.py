@@ -1,0 +1,131 @@
+"""Argument and tree checks shared by every transform.
+
+Hyperparameters are checked only when their value is known at construction:
+`optax.inject_hyperparams` passes every numeric argument as an array, traced
+under `jit`, and a check must never break tracing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def concrete_number(value: Any) -> float | None:
+  """The Python float `value` holds, or None when it is traced or not a scalar."""
+  if value is None or callable(value) or isinstance(value, bool):
+    return None
+  if isinstance(value, (int, float)):
+    return float(value)
+  try:
+    array = np.asarray(value)  # Raises on tracers.
+  except (jax.errors.TracerArrayConversionError,
+          jax.errors.ConcretizationTypeError, TypeError):
+    return None
+  if array.shape != () or not np.issubdtype(array.dtype, np.number):
+    return None
+  return float(array)
+
+
+def is_python_zero(value: Any) -> bool:
+  """True for the Python number 0, which lets a transform drop a slot.
+
+  An array (as `optax.inject_hyperparams` passes) is never treated as zero, so
+  the state layout does not depend on an array's value.
+  """
+  return isinstance(value, (int, float)) and value == 0
+
+
+def check_range(name: str, value: Any, low: float, high: float = math.inf, *,
+                low_open: bool = False, high_open: bool = False) -> None:
+  """Raises ValueError naming `name` when a known `value` is outside the range."""
+  number = concrete_number(value)
+  if number is None:
+    return
+  too_low = number <= low if low_open else number < low
+  too_high = number >= high if high_open else number > high
+  if too_low or too_high or math.isnan(number):
+    interval = (("(" if low_open else "[") + f"{low:g}, {high:g}"
+                + (")" if high_open else "]"))
+    raise ValueError(
+        f"`{name}` must be in {interval}. Received: {name}={value!r}")
+
+
+def check_optional_int(name: str, value: Any, minimum: int) -> None:
+  """Raises ValueError unless `value` is None, traced, or an int >= minimum."""
+  if value is None or concrete_number(value) is None:
+    return
+  number = concrete_number(value)
+  if isinstance(value, bool) or number != int(number) or number < minimum:
+    raise ValueError(
+        f"`{name}` must be None or an integer >= {minimum}. "
+        f"Received: {name}={value!r}")
+
+
+def check_learning_rate(learning_rate: Any) -> None:
+  """A learning rate is a non-negative number, an array, or a schedule."""
+  if callable(learning_rate):
+    return
+  if isinstance(learning_rate, (str, bytes, bool)) or not (
+      isinstance(learning_rate, (int, float, np.ndarray, jax.Array, np.number))):
+    raise TypeError(
+        "`learning_rate` must be a float, a scalar array, or a schedule (a "
+        f"callable of the step count). Received: learning_rate={learning_rate!r}")
+  check_range("learning_rate", learning_rate, 0.0)
+
+
+def check_float_params(params: Any) -> None:
+  """Raises TypeError naming the first parameter that is not floating point."""
+  for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
+      raise TypeError(
+          f"Parameter {_name(path)} has dtype {dtype}; optimizers update "
+          "floating-point parameters only (float16, bfloat16, float32, "
+          "float64).")
+
+
+def check_same_tree(expected: Any, received: Any, *, expected_name: str,
+                    received_name: str) -> None:
+  """Raises ValueError naming the first path where two trees' layouts differ.
+
+  Both the tree structure and the leaf shapes are compared.
+  """
+  expected_leaves, expected_def = jax.tree_util.tree_flatten_with_path(expected)
+  received_leaves, received_def = jax.tree_util.tree_flatten_with_path(received)
+  if expected_def != received_def:
+    expected_paths = [_name(path) for path, _ in expected_leaves]
+    received_paths = [_name(path) for path, _ in received_leaves]
+    for index in range(max(len(expected_paths), len(received_paths))):
+      want = expected_paths[index] if index < len(expected_paths) else None
+      got = received_paths[index] if index < len(received_paths) else None
+      if want != got:
+        break
+    else:  # Same leaf paths, different node types.
+      raise ValueError(
+          f"{received_name} has tree structure {received_def}, expected the "
+          f"structure of {expected_name}: {expected_def}")
+    if want is None:
+      detail = f"it has an extra leaf at {got}"
+    elif got is None:
+      detail = f"it has no leaf at {want}"
+    else:
+      detail = f"expected a leaf at {want}, found one at {got}"
+    raise ValueError(
+        f"{received_name} does not match the tree of {expected_name}: "
+        f"{detail} ({len(received_paths)} leaves, expected "
+        f"{len(expected_paths)}).")
+  for (path, want), (_, got) in zip(expected_leaves, received_leaves):
+    want_shape, got_shape = jnp.shape(want), jnp.shape(got)
+    if want_shape != got_shape:
+      raise ValueError(
+          f"{received_name} at {_name(path)} has shape {got_shape}, expected "
+          f"{want_shape} as in {expected_name}.")
+
+
+def _name(path: tuple[Any, ...]) -> str:
+  return jax.tree_util.keystr(path) or "<root>"

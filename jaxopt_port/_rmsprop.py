@@ -1,0 +1,161 @@
+"""RMSprop: `keras.optimizers.RMSprop` and the legacy OptimizerV2 formula."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxopt_port import _checks
+from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+
+
+class RMSpropSlots(NamedTuple):
+  velocity: optax.Params
+  momentum: optax.Params | None  # When momentum is not the number 0.
+  average_gradient: optax.Params | None  # When centered.
+
+
+class LegacyRMSpropSlots(NamedTuple):
+  rms: optax.Params
+  momentum: optax.Params | None
+  mg: optax.Params | None
+
+
+def check_rmsprop_arguments(rho: Any, momentum: Any, epsilon: Any) -> None:
+  _checks.check_range("rho", rho, 0.0, 1.0, high_open=True)
+  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  _checks.check_range("epsilon", epsilon, 0.0)
+
+
+def _mean_squares(rho, grads, velocity, average_gradient):
+  velocity = jax.tree.map(
+      lambda g, v: cast_like(rho, g) * v + (1 - cast_like(rho, g)) * (g * g),
+      grads, velocity)
+  if average_gradient is not None:
+    average_gradient = jax.tree.map(
+        lambda g, a: cast_like(rho, g) * a + (1 - cast_like(rho, g)) * g,
+        grads, average_gradient)
+  return velocity, average_gradient
+
+
+def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
+                        centered: bool) -> UpdateStep:
+  """Keras 3's RMSprop update step: epsilon always inside the square root.
+
+  ::
+
+    v = rho * v + (1 - rho) * g**2
+    a = rho * a + (1 - rho) * g                       (centered)
+    step = lr * g / sqrt(v - a**2 + epsilon)          (centered)
+    step = lr * g / sqrt(v + epsilon)                 (otherwise)
+    mom = momentum * mom + step; p = p - mom          (momentum)
+    p = p - step                                      (otherwise)
+  """
+  with_momentum = not _checks.is_python_zero(momentum)
+
+  def build(params):
+    zeros = optax.tree.zeros_like(params)
+    return RMSpropSlots(zeros, zeros if with_momentum else None,
+                        zeros if centered else None)
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params, iteration
+    velocity, average_gradient = _mean_squares(
+        rho, grads, slots.velocity, slots.average_gradient)
+    if centered:
+      denominator = jax.tree.map(
+          lambda g, v, a: v - a * a + cast_like(epsilon, g), grads, velocity,
+          average_gradient)
+    else:
+      denominator = jax.tree.map(lambda g, v: v + cast_like(epsilon, g),
+                                 grads, velocity)
+    increment = jax.tree.map(
+        lambda g, d: cast_like(learning_rate, g) * g / jnp.sqrt(d), grads,
+        denominator)
+    velocity_of_params = slots.momentum
+    if with_momentum:
+      velocity_of_params = jax.tree.map(
+          lambda i, m: cast_like(momentum, m) * m + i, increment,
+          slots.momentum)
+      increment = velocity_of_params
+    updates = jax.tree.map(jnp.negative, increment)
+    return updates, RMSpropSlots(velocity, velocity_of_params,
+                                 average_gradient)
+
+  return UpdateStep(build, update)
+
+
+def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
+                               centered: bool) -> UpdateStep:
+  """OptimizerV2's RMSprop: epsilon's place depends on momentum.
+
+  With momentum (the ResourceApply(Centered)RMSProp kernels), epsilon is inside
+  the square root; without (a Python formula in tf_keras), outside::
+
+    rms = rho * rms + (1 - rho) * g**2; mg = rho * mg + (1 - rho) * g
+    denominator = rms - mg**2 (centered) or rms
+    mom = momentum * mom + lr * g / sqrt(denominator + epsilon); p = p - mom
+    p = p - lr * g / (sqrt(denominator) + epsilon)        (no momentum)
+  """
+  with_momentum = not _checks.is_python_zero(momentum)
+
+  def build(params):
+    zeros = optax.tree.zeros_like(params)
+    return LegacyRMSpropSlots(zeros, zeros if with_momentum else None,
+                              zeros if centered else None)
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params, iteration
+    rms, mg = _mean_squares(rho, grads, slots.rms, slots.mg)
+    if centered:
+      denominator = jax.tree.map(lambda r, a: r - a * a, rms, mg)
+    else:
+      denominator = rms
+    if with_momentum:
+      mom = jax.tree.map(
+          lambda g, d, m: m * cast_like(momentum, m) + g * cast_like(
+              learning_rate, g) / jnp.sqrt(d + cast_like(epsilon, g)),
+          grads, denominator, slots.momentum)
+      updates = jax.tree.map(jnp.negative, mom)
+    else:
+      mom = None
+      updates = jax.tree.map(
+          lambda g, d: -(cast_like(learning_rate, g) * g / (
+              jnp.sqrt(d) + cast_like(epsilon, g))), grads, denominator)
+    return updates, LegacyRMSpropSlots(rms, mom, mg)
+
+  return UpdateStep(build, update)
+
+
+@with_keras_base_arguments(learning_rate=0.001)
+def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
+            centered: bool = False) -> UpdateStep:
+  """RMSprop, as `keras.optimizers.RMSprop`.
+
+  ::
+
+    v = rho * v + (1 - rho) * g**2
+    step = learning_rate * g / sqrt(v + epsilon)
+    p = p - step                 (or, with momentum: mom = momentum * mom + step;
+                                  p = p - mom)
+
+  Centered, `v - a**2` replaces `v`, with `a` the moving mean of `g`. Keras 3
+  keeps epsilon inside the square root in every case; the legacy optimizer
+  moves it outside when there is no momentum. `optax.rmsprop` computes the same
+  with `decay=rho, eps_in_sqrt=True`, but its defaults differ (eps=1e-8).
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    rho: Decay of the moving mean square, in [0, 1).
+    momentum: In [0, 1]; the number 0 keeps no momentum slot.
+    epsilon: >= 0.
+    centered: Divide by the estimated variance instead of the mean square.
+
+  Reference: Hinton, 2012, Lecture 6e of "Neural Networks for Machine
+  Learning".
+  """
+  check_rmsprop_arguments(rho, momentum, epsilon)
+  return rmsprop_update_step(rho, momentum, epsilon, centered)

@@ -1,0 +1,73 @@
+"""SGD with optional (Nesterov) momentum: `keras.optimizers.SGD`."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import optax
+
+from jaxopt_port import _checks
+from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+
+
+class SGDSlots(NamedTuple):
+  momentum: optax.Params | None  # None when momentum is the number 0.
+
+
+def sgd_update_step(momentum: Any = 0.0, nesterov: bool = False) -> UpdateStep:
+  """Keras's SGD update step (both generations compute the same).
+
+  With momentum `mu`, per parameter::
+
+    m = mu * m - lr * g
+    p = p + (mu * m - lr * g)   if nesterov else   p + m
+
+  and `p = p - lr * g` without. A momentum of the Python number 0 keeps no
+  momentum slot, as Keras does; an array momentum (injected) always has one.
+  """
+  has_momentum = not _checks.is_python_zero(momentum)
+
+  def build(params):
+    return SGDSlots(optax.tree.zeros_like(params) if has_momentum else None)
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params, iteration
+    if not has_momentum:
+      return jax.tree.map(lambda g: -(g * cast_like(learning_rate, g)),
+                          grads), slots
+
+    def new_momentum(g, m):
+      return m * cast_like(momentum, m) - g * cast_like(learning_rate, g)
+
+    velocity = jax.tree.map(new_momentum, grads, slots.momentum)
+    if nesterov:
+      updates = jax.tree.map(new_momentum, grads, velocity)
+    else:
+      updates = velocity
+    return updates, SGDSlots(velocity)
+
+  return UpdateStep(build, update)
+
+
+@with_keras_base_arguments(learning_rate=0.01)
+def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
+  """Gradient descent with momentum, as `keras.optimizers.SGD`.
+
+  ::
+
+    m = momentum * m - learning_rate * g
+    p = p + momentum * m - learning_rate * g   (nesterov)
+    p = p + m                                  (otherwise)
+
+  Args:
+    learning_rate: A float or a schedule (callable of the step count).
+      Defaults to 0.01.
+    momentum: In [0, 1]; 0 is plain gradient descent (no momentum slot).
+    nesterov: Use Nesterov momentum.
+
+  Reference: Sutskever et al., 2013, "On the importance of initialization and
+  momentum in deep learning".
+  """
+  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  return sgd_update_step(momentum, nesterov)

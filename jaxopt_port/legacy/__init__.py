@@ -1,0 +1,143 @@
+"""The OptimizerV2 generation: `tf_keras.optimizers.legacy`'s numerics.
+
+Each function computes what its `tf_keras.optimizers.legacy` namesake computes,
+with that class's argument names and defaults, plus OptimizerV2's `lr`,
+`decay`, `clipnorm`, `clipvalue` and `global_clipnorm`. Where the formula is
+Keras 3's, the update step is shared; the state's slot fields carry the legacy
+slot names (`m`, `v`, `vhat`, `rms`, `mg`, ...).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import optax
+
+from jaxopt_port import _adagrad, _adam, _checks, _classic, _rmsprop, _sgd
+from jaxopt_port._base import UpdateStep, with_legacy_base_arguments
+
+__all__ = [
+    "adagrad", "adam", "centered_momentum_sgd", "momentum_sgd", "rmsprop",
+    "sgd", "vanilla_sgd",
+]
+
+# Legacy optimizers replace a zero epsilon by Keras's backend epsilon.
+_BACKEND_EPSILON = 1e-7
+
+
+class AdamSlots(NamedTuple):
+  m: optax.Params
+  v: optax.Params
+  vhat: optax.Params | None  # With amsgrad only.
+
+
+@with_legacy_base_arguments(learning_rate=0.01)
+def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
+  """SGD, as `tf_keras.optimizers.legacy.SGD` (the formula of `jaxopt_port.sgd`).
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.01.
+    momentum: In [0, 1]; 0 keeps no momentum slot.
+    nesterov: Use Nesterov momentum.
+  """
+  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  return _sgd.sgd_update_step(momentum, nesterov)
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
+         amsgrad: bool = False) -> UpdateStep:
+  """Adam, as `tf_keras.optimizers.legacy.Adam` (the formula of `jaxopt_port.adam`).
+
+  Slots `m`, `v` and, with amsgrad, `vhat`. An epsilon of 0 means 1e-7.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    beta_1, beta_2: Moment decays, in [0, 1).
+    epsilon: Added to `sqrt(v)`.
+    amsgrad: Use the running maximum of `v`.
+  """
+  _adam.check_adam_arguments(beta_1, beta_2, epsilon)
+  return _adam.adam_update_step(beta_1, beta_2, epsilon or _BACKEND_EPSILON,
+                                amsgrad, slots=AdamSlots)
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def adagrad(initial_accumulator_value: float = 0.1,
+            epsilon: float = 1e-7) -> UpdateStep:
+  """Adagrad, as `tf_keras.optimizers.legacy.Adagrad`.
+
+  ::
+
+    a = a + g**2
+    p = p - learning_rate * g / (sqrt(a) + epsilon)
+
+  (Keras 3 puts epsilon inside the root.) An epsilon of 0 means 1e-7.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    initial_accumulator_value: >= 0.
+    epsilon: >= 0.
+  """
+  _adagrad.check_adagrad_arguments(initial_accumulator_value, epsilon)
+  return _adagrad.adagrad_update_step(
+      initial_accumulator_value, epsilon or _BACKEND_EPSILON,
+      epsilon_inside_sqrt=False)
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
+            centered: bool = False) -> UpdateStep:
+  """RMSprop, as `tf_keras.optimizers.legacy.RMSprop`.
+
+  Without momentum, `p = p - lr * g / (sqrt(rms) + epsilon)`; with momentum,
+  `mom = momentum * mom + lr * g / sqrt(rms + epsilon)` and `p = p - mom`
+  (epsilon moves inside the root: the fused TensorFlow kernels compute it so).
+  Centered, `rms - mg**2` replaces `rms`. Slots `rms`, `momentum`, `mg`.
+  An epsilon of 0 means 1e-7.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    rho: In [0, 1).
+    momentum: In [0, 1]; 0 keeps no momentum slot.
+    epsilon: >= 0.
+    centered: Use the centered second moment.
+  """
+  _rmsprop.check_rmsprop_arguments(rho, momentum, epsilon)
+  return _rmsprop.legacy_rmsprop_update_step(
+      rho, momentum, epsilon or _BACKEND_EPSILON, centered)
+
+
+@with_legacy_base_arguments(learning_rate=0.01)
+def vanilla_sgd() -> UpdateStep:
+  """`jaxopt_port.vanilla_sgd` as an OptimizerV2 subclass computes it
+  (with `_decayed_lr`: `decay` and `lr` apply).
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.01.
+  """
+  return _classic.vanilla_sgd_update_step()
+
+
+@with_legacy_base_arguments(learning_rate=0.01)
+def momentum_sgd(momentum: float = 0.0) -> UpdateStep:
+  """`jaxopt_port.momentum_sgd` as an OptimizerV2 subclass computes it.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.01.
+    momentum: In [0, 1).
+  """
+  _checks.check_range("momentum", momentum, 0.0, 1.0, high_open=True)
+  return _classic.momentum_sgd_update_step(momentum, bias_corrected=False)
+
+
+@with_legacy_base_arguments(learning_rate=0.01)
+def centered_momentum_sgd(momentum: float = 0.0) -> UpdateStep:
+  """`jaxopt_port.centered_momentum_sgd` as an OptimizerV2 subclass computes it.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.01.
+    momentum: In [0, 1).
+  """
+  _checks.check_range("momentum", momentum, 0.0, 1.0, high_open=True)
+  return _classic.momentum_sgd_update_step(momentum, bias_corrected=True)

@@ -1,0 +1,135 @@
+"""`assert_parity`: a JAX transform against a native Keras optimizer, per step.
+
+Both run on the same seeded variables and the same seeded gradient sequence;
+the first step where a variable differs beyond `atol + rtol * |native|` fails
+the check, naming the step, the variable and the largest differences.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+__all__ = ["assert_parity", "native_trajectory", "seeded_problem",
+           "transform_trajectory"]
+
+DEFAULT_SHAPES = ((), (5,), (4, 3))
+
+
+def seeded_problem(steps: int, seed: int, grad_scale: float,
+                   shapes: Sequence[tuple[int, ...]] = DEFAULT_SHAPES,
+                   ) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+  """Float32 initial values (one per shape) and `steps` lists of gradients."""
+  rng = np.random.default_rng(seed)
+  initial = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+  gradients = [[(grad_scale * rng.standard_normal(shape)).astype(np.float32)
+                for shape in shapes] for _ in range(steps)]
+  return initial, gradients
+
+
+def _is_keras3(optimizer: Any) -> bool:
+  import keras  # pylint: disable=import-outside-toplevel
+  return isinstance(optimizer, keras.optimizers.Optimizer)
+
+
+def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
+                      gradients: Sequence[Sequence[np.ndarray]],
+                      ) -> np.ndarray:
+  """Values of every variable after each step, `[step][variable]`, as numpy.
+
+  `optimizer` is a fresh Keras 3 optimizer or a `tf_keras` OptimizerV2.
+  """
+  trajectory = []
+  if _is_keras3(optimizer):
+    import keras  # pylint: disable=import-outside-toplevel
+    variables = [keras.Variable(value, name=f"variable_{index}")
+                 for index, value in enumerate(initial)]
+    for step_gradients in gradients:
+      optimizer.apply([keras.ops.convert_to_tensor(g) for g in step_gradients],
+                      variables)
+      trajectory.append([keras.ops.convert_to_numpy(v) for v in variables])
+  else:
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    variables = [tf.Variable(value, name=f"variable_{index}")
+                 for index, value in enumerate(initial)]
+    for step_gradients in gradients:
+      optimizer.apply_gradients(
+          zip([tf.constant(g) for g in step_gradients], variables))
+      trajectory.append([v.numpy() for v in variables])
+  return trajectory
+
+
+def transform_trajectory(transform: optax.GradientTransformation,
+                         initial: Sequence[np.ndarray],
+                         gradients: Sequence[Sequence[np.ndarray]],
+                         ) -> list[list[np.ndarray]]:
+  """The same trajectory for an optax transformation, one jitted step each."""
+
+  @jax.jit
+  def step(params, state, grads):
+    updates, state = transform.update(grads, state, params)
+    return optax.apply_updates(params, updates), state
+
+  params = [jnp.asarray(value) for value in initial]
+  state = transform.init(params)
+  trajectory = []
+  for step_gradients in gradients:
+    params, state = step(params, state, [jnp.asarray(g) for g in step_gradients])
+    trajectory.append([np.asarray(p) for p in params])
+  return trajectory
+
+
+def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
+                         expected: Sequence[Sequence[np.ndarray]], *,
+                         rtol: float, atol: float, actual_name: str = "transform",
+                         expected_name: str = "native") -> None:
+  """Raises AssertionError at the first step and variable that differ."""
+  for step, (got_values, want_values) in enumerate(zip(actual, expected), 1):
+    for index, (got, want) in enumerate(zip(got_values, want_values)):
+      difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
+      allowed = atol + rtol * np.abs(want.astype(np.float64))
+      if not np.all(difference <= allowed):  # NaN fails too.
+        worst = np.unravel_index(np.nanargmax(difference - allowed)
+                                 if np.any(np.isfinite(difference)) else 0,
+                                 difference.shape) if difference.shape else ()
+        relative = difference / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+        raise AssertionError(
+            f"{actual_name} and {expected_name} part at step {step}, variable "
+            f"{index} (shape {want.shape}): max abs diff "
+            f"{np.nanmax(difference):.3g}, max rel diff "
+            f"{np.nanmax(relative):.3g} (rtol={rtol:g}, atol={atol:g}); at "
+            f"index {tuple(int(i) for i in worst)}: {actual_name} "
+            f"{got[worst]!r}, {expected_name} {want[worst]!r}.")
+
+
+def assert_parity(transform: optax.GradientTransformation,
+                  keras_optimizer: Any, *, steps: int = 100, seed: int = 0,
+                  grad_scale: float = 1.0, rtol: float = 1e-5,
+                  atol: float = 1e-6,
+                  shapes: Sequence[tuple[int, ...]] = DEFAULT_SHAPES) -> None:
+  """Asserts `transform` follows `keras_optimizer` step by step.
+
+  Args:
+    transform: An optax transformation (e.g. `jaxopt_port.adam()`).
+    keras_optimizer: A fresh, unbuilt optimizer, Keras 3 or `tf_keras` legacy.
+    steps: Number of steps compared.
+    seed: Seeds the initial variables and the gradients.
+    grad_scale: Standard deviation of the gradients; use a tiny one (1e-4) to
+      make epsilon placement visible.
+    rtol, atol: Each value must satisfy `|x - native| <= atol + rtol *
+      |native|` at every step.
+    shapes: The variables' shapes (by default a scalar, a vector, a matrix).
+
+  Raises:
+    AssertionError: naming the first step and variable that differ, with the
+      largest absolute and relative differences there.
+  """
+  initial, gradients = seeded_problem(steps, seed, grad_scale, shapes)
+  expected = native_trajectory(keras_optimizer, initial, gradients)
+  actual = transform_trajectory(transform, initial, gradients)
+  compare_trajectories(actual, expected, rtol=rtol, atol=atol,
+                       expected_name=type(keras_optimizer).__name__)
