@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+                               with_keras_base_arguments)
 
 
 class AdamSlots(NamedTuple):
@@ -25,7 +26,9 @@ def check_adam_arguments(beta_1: Any, beta_2: Any, epsilon: Any) -> None:
 
 
 def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
-                     slots: type[NamedTuple] = AdamSlots) -> UpdateStep:
+                     slots: type[NamedTuple] = AdamSlots,
+                     complement: Callable[[Any, jax.Array], jax.Array] = one_minus,
+                     ) -> UpdateStep:
   """Keras's Adam update step, the same in both generations.
 
   With `t = iteration + 1`::
@@ -37,7 +40,8 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
     p = p - m * alpha / (sqrt(v or v_hat) + epsilon)
 
   `slots` is the state's NamedTuple class (its fields are named like the
-  Keras generation's slots: momentum/velocity/velocity_hat, or legacy m/v/vhat).
+  Keras generation's slots: momentum/velocity/velocity_hat, or legacy m/v/vhat);
+  `complement` computes `1 - beta` with that generation's rounding.
   """
 
   def build(params):
@@ -55,10 +59,10 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
       return cast_like(learning_rate, g) * jnp.sqrt(1 - b2_power) / (
           1 - b1_power)
 
-    m = jax.tree.map(lambda g, m: m + (g - m) * (1 - cast_like(beta_1, g)),
+    m = jax.tree.map(lambda g, m: m + (g - m) * complement(beta_1, g),
                      grads, m)
     v = jax.tree.map(
-        lambda g, v: v + (g * g - v) * (1 - cast_like(beta_2, g)), grads, v)
+        lambda g, v: v + (g * g - v) * complement(beta_2, g), grads, v)
     if amsgrad:
       v_hat = jax.tree.map(jnp.maximum, v_hat, v)
     denominator = v_hat if amsgrad else v

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+                               with_keras_base_arguments)
 
 
 class MomentumSlots(NamedTuple):
@@ -53,8 +54,8 @@ def momentum_sgd_update_step(momentum: Any, *,
       return vanilla_sgd_update_step().update(grads, slots, None,
                                               learning_rate, iteration)
     m = jax.tree.map(
-        lambda g, m: cast_like(momentum, m) * m + (1 - cast_like(momentum, m))
-        * g, grads, slots.momentum)
+        lambda g, m: cast_like(momentum, m) * m + one_minus(momentum, m) * g,
+        grads, slots.momentum)
 
     def step(m):
       direction = m

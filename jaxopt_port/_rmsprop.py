@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+                               one_minus_in_dtype, with_keras_base_arguments)
 
 
 class RMSpropSlots(NamedTuple):
@@ -30,13 +31,13 @@ def check_rmsprop_arguments(rho: Any, momentum: Any, epsilon: Any) -> None:
   _checks.check_range("epsilon", epsilon, 0.0)
 
 
-def _mean_squares(rho, grads, velocity, average_gradient):
+def _mean_squares(rho, grads, velocity, average_gradient, complement):
   velocity = jax.tree.map(
-      lambda g, v: cast_like(rho, g) * v + (1 - cast_like(rho, g)) * (g * g),
+      lambda g, v: cast_like(rho, g) * v + complement(rho, g) * (g * g),
       grads, velocity)
   if average_gradient is not None:
     average_gradient = jax.tree.map(
-        lambda g, a: cast_like(rho, g) * a + (1 - cast_like(rho, g)) * g,
+        lambda g, a: cast_like(rho, g) * a + complement(rho, g) * g,
         grads, average_gradient)
   return velocity, average_gradient
 
@@ -64,7 +65,7 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
     velocity, average_gradient = _mean_squares(
-        rho, grads, slots.velocity, slots.average_gradient)
+        rho, grads, slots.velocity, slots.average_gradient, one_minus)
     if centered:
       denominator = jax.tree.map(
           lambda g, v, a: v - a * a + cast_like(epsilon, g), grads, velocity,
@@ -109,7 +110,8 @@ def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
-    rms, mg = _mean_squares(rho, grads, slots.rms, slots.mg)
+    rms, mg = _mean_squares(rho, grads, slots.rms, slots.mg,
+                             one_minus_in_dtype)
     if centered:
       denominator = jax.tree.map(lambda r, a: r - a * a, rms, mg)
     else:

@@ -14,7 +14,8 @@ from typing import NamedTuple
 import optax
 
 from jaxopt_port import _adagrad, _adam, _checks, _classic, _rmsprop, _sgd
-from jaxopt_port._base import UpdateStep, with_legacy_base_arguments
+from jaxopt_port._base import (UpdateStep, one_minus_in_dtype,
+                               with_legacy_base_arguments)
 
 __all__ = [
     "adagrad", "adam", "centered_momentum_sgd", "momentum_sgd", "rmsprop",
@@ -59,7 +60,8 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
   """
   _adam.check_adam_arguments(beta_1, beta_2, epsilon)
   return _adam.adam_update_step(beta_1, beta_2, epsilon or _BACKEND_EPSILON,
-                                amsgrad, slots=AdamSlots)
+                                amsgrad, slots=AdamSlots,
+                                complement=one_minus_in_dtype)
 
 
 @with_legacy_base_arguments(learning_rate=0.001)
