@@ -120,20 +120,28 @@ def learning_rate_at(learning_rate: ScalarOrSchedule, step: jax.Array) -> Any:
   return learning_rate(step) if callable(learning_rate) else learning_rate
 
 
-def _compute_dtype(dtype: Any) -> Any:
-  """Moments of half-precision params are kept in float32."""
-  if dtype in (jnp.float16, jnp.bfloat16):
-    return jnp.float32
-  return dtype
-
-
 def _upcast(tree: Any) -> Any:
-  return jax.tree.map(lambda x: jnp.asarray(x, _compute_dtype(x.dtype)), tree)
+  """Half-precision leaves in float32: moments and arithmetic stay float32."""
+  return jax.tree.map(
+      lambda x: jnp.asarray(x, jnp.float32)
+      if x.dtype in (jnp.float16, jnp.bfloat16) else jnp.asarray(x), tree)
 
 
 def cast_like(scalar: Any, leaf: jax.Array) -> jax.Array:
   """`scalar` (a hyperparameter, maybe an injected array) in `leaf`'s dtype."""
   return jnp.asarray(scalar, leaf.dtype)
+
+
+def divide_exactly(numerator: jax.Array, divisor: Any) -> jax.Array:
+  """`numerator / divisor`, correctly rounded even for a constant divisor.
+
+  XLA rewrites division by a compile-time constant into multiplication by its
+  rounded reciprocal (90 / 30 becomes 3.0000002, and `ceil` then jumps a
+  step); Keras divides. Tying the divisor to the numerator keeps it a
+  runtime value (`0 * numerator` is not folded for floats).
+  """
+  numerator = jnp.asarray(numerator)
+  return numerator / (jnp.asarray(divisor, numerator.dtype) + 0 * numerator)
 
 
 def one_minus(value: Any, leaf: jax.Array) -> jax.Array:
@@ -314,7 +322,7 @@ def keras_transform(
     if accumulates:
       def update_branch():
         mean = jax.tree.map(
-            lambda g, a: (g + a) / cast_like(gradient_accumulation_steps, g),
+            lambda g, a: divide_exactly(g + a, gradient_accumulation_steps),
             grads, accumulated)
         updates, slots = apply(mean, state.slots)
         return updates, slots, optax.tree.zeros_like(accumulated)

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
+from jaxopt_port._base import divide_exactly
+
 __all__ = [
     "ExponentialDecay", "PiecewiseConstantDecay", "PolynomialDecay",
     "InverseTimeDecay", "CosineDecay", "CosineDecayRestarts",
@@ -54,7 +56,7 @@ class ExponentialDecay(_Schedule):
     _check_positive("decay_steps", self.decay_steps)
 
   def __call__(self, step: jax.Array) -> jax.Array:
-    p = _float32(step) / _float32(self.decay_steps)
+    p = divide_exactly(_float32(step), self.decay_steps)
     if self.staircase:
       p = jnp.floor(p)
     return _float32(self.initial_learning_rate) * jnp.power(
@@ -114,11 +116,11 @@ class PolynomialDecay(_Schedule):
     decay_steps = _float32(self.decay_steps)
     if self.cycle:
       multiplier = jnp.where(step == 0, 1.0,
-                             jnp.ceil(step / _float32(self.decay_steps)))
+                             jnp.ceil(divide_exactly(step, self.decay_steps)))
       decay_steps = decay_steps * multiplier
     else:
       step = jnp.minimum(step, decay_steps)
-    p = step / decay_steps
+    p = divide_exactly(step, decay_steps)
     return (initial - end) * jnp.power(1 - p, _float32(self.power)) + end
 
 
@@ -137,7 +139,7 @@ class InverseTimeDecay(_Schedule):
     _check_positive("decay_steps", self.decay_steps)
 
   def __call__(self, step: jax.Array) -> jax.Array:
-    p = _float32(step) / _float32(self.decay_steps)
+    p = divide_exactly(_float32(step), self.decay_steps)
     if self.staircase:
       p = jnp.floor(p)
     return _float32(self.initial_learning_rate) / (
@@ -173,13 +175,13 @@ class CosineDecay(_Schedule):
     step = _float32(step)
     if self.warmup_target is None:
       step = jnp.minimum(step, decay_steps)
-      return initial * _cosine(step / decay_steps, self.alpha)
+      return initial * _cosine(divide_exactly(step, decay_steps), self.alpha)
     target = _float32(self.warmup_target)
     warmup_steps = _float32(self.warmup_steps)
     step = jnp.minimum(step, decay_steps + warmup_steps)
-    warming = (target - initial) * (step / warmup_steps) + initial
-    decaying = target * _cosine((step - warmup_steps) / decay_steps,
-                                self.alpha)
+    warming = (target - initial) * divide_exactly(step, warmup_steps) + initial
+    decaying = target * _cosine(
+        divide_exactly(step - warmup_steps, decay_steps), self.alpha)
     return jnp.where(step < warmup_steps, warming, decaying)
 
 
@@ -203,15 +205,15 @@ class CosineDecayRestarts(_Schedule):
     _check_positive("first_decay_steps", self.first_decay_steps)
 
   def __call__(self, step: jax.Array) -> jax.Array:
-    fraction = _float32(step) / _float32(self.first_decay_steps)
+    fraction = divide_exactly(_float32(step), self.first_decay_steps)
     t_mul = _float32(self.t_mul)
     if self.t_mul == 1.0:
       restart = jnp.floor(fraction)
       fraction = fraction - restart
     else:
-      restart = jnp.floor(jnp.log(1.0 - fraction * (1.0 - t_mul))
-                          / jnp.log(t_mul))
-      completed = (1.0 - jnp.power(t_mul, restart)) / (1.0 - t_mul)
+      restart = jnp.floor(divide_exactly(
+          jnp.log(1.0 - fraction * (1.0 - t_mul)), jnp.log(t_mul)))
+      completed = divide_exactly(1.0 - jnp.power(t_mul, restart), 1.0 - t_mul)
       fraction = (fraction - completed) / jnp.power(t_mul, restart)
     m_factor = jnp.power(_float32(self.m_mul), restart)
     cosine_decayed = 0.5 * m_factor * (

@@ -138,11 +138,16 @@ def differences(run: Run, reference: Run, rtol: float, atol: float
     for got, want in zip(got_values, want_values):
       want = want.astype(np.float64)
       diff = np.abs(got.astype(np.float64) - want)
-      large = np.abs(want) > atol / rtol
+      large = np.abs(want) > (atol / rtol if rtol > 0 else max(atol, 0.0))
+      large &= want != 0
       step_abs = max(step_abs, float(np.max(diff)))
       if np.any(large):
         step_rel = max(step_rel, float(np.max(diff[large] / np.abs(want[large]))))
-      step_used = max(step_used, float(np.max(diff / (atol + rtol * np.abs(want)))))
+      allowed = atol + rtol * np.abs(want)
+      ratio = np.where(diff == 0, 0.0,
+                       diff / np.where(allowed > 0, allowed, np.inf))
+      ratio[(diff > 0) & (allowed == 0)] = np.inf
+      step_used = max(step_used, float(np.max(ratio)))
     absolute.append(step_abs)
     relative.append(step_rel)
     used.append(step_used)

@@ -9,8 +9,9 @@ slot names (`m`, `v`, `vhat`, `rms`, `mg`, ...).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _adagrad, _adam, _checks, _classic, _rmsprop, _sgd
@@ -22,8 +23,12 @@ __all__ = [
     "sgd", "vanilla_sgd",
 ]
 
-# Legacy optimizers replace a zero epsilon by Keras's backend epsilon.
-_BACKEND_EPSILON = 1e-7
+
+def _nonzero_epsilon(epsilon: Any) -> Any:
+  """Legacy optimizers read `epsilon or backend.epsilon()`: 0 means 1e-7."""
+  if _checks.concrete_number(epsilon) is not None:
+    return epsilon or 1e-7
+  return jnp.where(epsilon == 0, 1e-7, epsilon)  # Injected, traced.
 
 
 class AdamSlots(NamedTuple):
@@ -59,7 +64,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
     amsgrad: Use the running maximum of `v`.
   """
   _adam.check_adam_arguments(beta_1, beta_2, epsilon)
-  return _adam.adam_update_step(beta_1, beta_2, epsilon or _BACKEND_EPSILON,
+  return _adam.adam_update_step(beta_1, beta_2, _nonzero_epsilon(epsilon),
                                 amsgrad, slots=AdamSlots,
                                 complement=one_minus_in_dtype)
 
@@ -83,7 +88,7 @@ def adagrad(initial_accumulator_value: float = 0.1,
   """
   _adagrad.check_adagrad_arguments(initial_accumulator_value, epsilon)
   return _adagrad.adagrad_update_step(
-      initial_accumulator_value, epsilon or _BACKEND_EPSILON,
+      initial_accumulator_value, _nonzero_epsilon(epsilon),
       epsilon_inside_sqrt=False)
 
 
@@ -107,7 +112,7 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
   """
   _rmsprop.check_rmsprop_arguments(rho, momentum, epsilon)
   return _rmsprop.legacy_rmsprop_update_step(
-      rho, momentum, epsilon or _BACKEND_EPSILON, centered)
+      rho, momentum, _nonzero_epsilon(epsilon), centered)
 
 
 @with_legacy_base_arguments(learning_rate=0.01)

@@ -1,0 +1,87 @@
+"""Hyperparameter grids for the parity tests, keyed by catalog name.
+
+Every cataloged optimizer with a native counterpart needs an entry (a test
+checks it). A grid point other than `{}` must change the native trajectory
+(checked too), unless listed in `SAME_TRAJECTORY_AS_DEFAULT` with the reason.
+AMSGrad points use beta_2=0.9: with i.i.d. gradients and
+beta_2=0.999, `v` only grows over 100 steps and its running maximum never
+binds. A schedule is written `("ClassName", {arguments})` and built on each side from
+its own schedules module.
+"""
+
+RMSPROP = [{}, {"centered": True}, {"momentum": 0.9},
+           {"momentum": 0.9, "centered": True},
+           {"rho": 0.5, "epsilon": 1e-3, "momentum": 0.5}]
+
+OWN = {
+    "sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True},
+            {"momentum": 0.5, "nesterov": True, "learning_rate": 0.1}],
+    "adam": [{}, {"amsgrad": True, "beta_2": 0.9},
+             {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+             {"amsgrad": True, "epsilon": 1e-2, "learning_rate": 0.01}],
+    "adamw": [{}, {"weight_decay": 0.1, "amsgrad": True, "beta_2": 0.9},
+              {"epsilon": 1e-3, "learning_rate": 0.01}],
+    "adagrad": [{}, {"initial_accumulator_value": 0.0, "epsilon": 1e-3},
+                {"learning_rate": 0.1, "initial_accumulator_value": 1.0}],
+    "rmsprop": RMSPROP,
+    "legacy.sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}],
+    "legacy.adam": [{}, {"amsgrad": True, "beta_2": 0.9},
+                    {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+                    {"epsilon": 0.0}],
+    "legacy.adagrad": [{}, {"initial_accumulator_value": 0.0, "epsilon": 1e-3},
+                       {"epsilon": 0.0}],
+    "legacy.rmsprop": RMSPROP + [{"epsilon": 0.0}],
+}
+
+# Legacy optimizers replace a zero epsilon by 1e-7, the default: the point
+# checks that rule (a port using 0 leaves the native trajectory at scale 1e-4).
+SAME_TRAJECTORY_AS_DEFAULT = [{"epsilon": 0.0}]
+
+KERAS_BASE = [
+    {"weight_decay": 0.05},
+    {"clipnorm": 0.5},
+    {"clipvalue": 0.3},
+    {"global_clipnorm": 0.7},
+    {"use_ema": True, "ema_momentum": 0.9, "ema_overwrite_frequency": 3},
+    {"loss_scale_factor": 1e4},
+    {"gradient_accumulation_steps": 3},
+    {"gradient_accumulation_steps": 2, "use_ema": True,
+     "ema_overwrite_frequency": 2, "weight_decay": 0.1, "clipnorm": 0.5},
+    {"learning_rate": ("ExponentialDecay",
+                       {"initial_learning_rate": 0.05, "decay_steps": 10,
+                        "decay_rate": 0.5, "staircase": True})},
+    {"learning_rate": ("PiecewiseConstantDecay",
+                       {"boundaries": [20, 50], "values": [0.05, 0.01, 0.002]}),
+     "gradient_accumulation_steps": 2},
+]
+
+LEGACY_BASE = [
+    {"decay": 0.05},
+    {"clipnorm": 0.5},
+    {"clipvalue": 0.3},
+    {"global_clipnorm": 0.7},
+    {"clipvalue": 0.3, "clipnorm": 0.5},
+    {"clipvalue": 0.2, "global_clipnorm": 0.5},
+    {"lr": 0.05},
+    {"learning_rate": ("InverseTimeDecay",
+                       {"initial_learning_rate": 0.05, "decay_steps": 7,
+                        "decay_rate": 0.5}),
+     "decay": 0.01},
+]
+
+GRAD_SCALES = (1.0, 1e-4)
+
+
+def build(kwargs, schedules):
+  """`kwargs` with schedule placeholders built from `schedules` (a module)."""
+  built = dict(kwargs)
+  rate = built.get("learning_rate")
+  if isinstance(rate, tuple):
+    class_name, arguments = rate
+    built["learning_rate"] = getattr(schedules, class_name)(**arguments)
+  return built
+
+
+def label(kwargs):
+  return ",".join(f"{key}={value[0] if isinstance(value, tuple) else value}"
+                  for key, value in kwargs.items()) or "defaults"

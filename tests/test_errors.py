@@ -1,0 +1,143 @@
+"""Bad arguments and bad inputs get errors that name what is wrong."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import jaxopt_port
+import numpy as np
+import optax
+import pytest
+
+PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: jaxopt_port.adam(learning_rate=-0.1),
+     "`learning_rate` must be in [0, inf]. Received: learning_rate=-0.1"),
+    (lambda: jaxopt_port.legacy.sgd(learning_rate=-1.0),
+     "`learning_rate` must be in [0, inf]. Received: learning_rate=-1.0"),
+    (lambda: jaxopt_port.sgd(momentum=1.5),
+     "`momentum` must be in [0, 1]. Received: momentum=1.5"),
+    (lambda: jaxopt_port.sgd(momentum=-0.1),
+     "`momentum` must be in [0, 1]. Received: momentum=-0.1"),
+    (lambda: jaxopt_port.rmsprop(momentum=2.0),
+     "`momentum` must be in [0, 1]. Received: momentum=2.0"),
+    (lambda: jaxopt_port.momentum_sgd(momentum=1.0),
+     "`momentum` must be in [0, 1). Received: momentum=1.0"),
+    (lambda: jaxopt_port.adam(beta_1=1.0),
+     "`beta_1` must be in [0, 1). Received: beta_1=1.0"),
+    (lambda: jaxopt_port.legacy.adam(beta_2=-0.5),
+     "`beta_2` must be in [0, 1). Received: beta_2=-0.5"),
+    (lambda: jaxopt_port.adam(epsilon=-1e-7),
+     "`epsilon` must be in [0, inf]. Received: epsilon=-1e-07"),
+    (lambda: jaxopt_port.rmsprop(rho=1.0),
+     "`rho` must be in [0, 1). Received: rho=1.0"),
+    (lambda: jaxopt_port.adagrad(initial_accumulator_value=-0.1),
+     "`initial_accumulator_value` must be in [0, inf]. Received: "
+     "initial_accumulator_value=-0.1"),
+    (lambda: jaxopt_port.adamw(weight_decay=None),
+     "Argument `weight_decay` must be a float. Received: weight_decay=None"),
+    (lambda: jaxopt_port.adam(weight_decay=-0.01),
+     "`weight_decay` must be in [0, inf]. Received: weight_decay=-0.01"),
+    (lambda: jaxopt_port.adam(gradient_accumulation_steps=1),
+     "`gradient_accumulation_steps` must be None or an integer >= 2. "
+     "Received: gradient_accumulation_steps=1"),
+    (lambda: jaxopt_port.adam(gradient_accumulation_steps=2.5),
+     "`gradient_accumulation_steps` must be None or an integer >= 2. "
+     "Received: gradient_accumulation_steps=2.5"),
+    (lambda: jaxopt_port.adam(use_ema=True, ema_overwrite_frequency=0),
+     "`ema_overwrite_frequency` must be None or an integer >= 1. "
+     "Received: ema_overwrite_frequency=0"),
+    (lambda: jaxopt_port.adam(use_ema=True, ema_momentum=1.5),
+     "`ema_momentum` must be in [0, 1]. Received: ema_momentum=1.5"),
+    (lambda: jaxopt_port.adam(ema_overwrite_frequency=5),
+     "`ema_overwrite_frequency` is set but `use_ema` is False"),
+    (lambda: jaxopt_port.sgd(clipnorm=1.0, clipvalue=1.0),
+     "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+     "Received: clipnorm=1.0, clipvalue=1.0, global_clipnorm=None"),
+    (lambda: jaxopt_port.sgd(clipnorm=0.0),
+     "`clipnorm` must be in (0, inf]. Received: clipnorm=0.0"),
+    (lambda: jaxopt_port.legacy.sgd(clipvalue=-1.0),
+     "`clipvalue` must be in (0, inf]. Received: clipvalue=-1.0"),
+    (lambda: jaxopt_port.legacy.adam(clipnorm=1.0, global_clipnorm=1.0),
+     "Cannot accept both `clipnorm` and `global_clipnorm`. Received: "
+     "clipnorm=1.0, global_clipnorm=1.0"),
+    (lambda: jaxopt_port.legacy.adagrad(decay=-0.1),
+     "`decay` must be in [0, inf]. Received: decay=-0.1"),
+    (lambda: jaxopt_port.adam(loss_scale_factor=0.0),
+     "`loss_scale_factor` must be in (0, inf]. Received: loss_scale_factor=0.0"),
+])
+def test_invalid_hyperparameters_raise_at_construction(make, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    make()
+
+
+def test_learning_rate_of_wrong_type():
+  with pytest.raises(TypeError, match=re.escape(
+      "`learning_rate` must be a float, a scalar array, or a schedule (a "
+      "callable of the step count). Received: learning_rate='fast'")):
+    jaxopt_port.adam(learning_rate="fast")
+
+
+def test_unknown_argument():
+  with pytest.raises(TypeError, match="unexpected keyword argument 'decay'"):
+    jaxopt_port.adam(decay=0.1)  # `decay` is OptimizerV2's, not Keras 3's.
+
+
+def test_traced_hyperparameters_are_not_checked():
+  """Injected (traced) values cannot be checked and must not break jit."""
+  transform = optax.inject_hyperparams(jaxopt_port.adam)(
+      learning_rate=0.1, beta_1=0.9, gradient_accumulation_steps=2)
+  state = jax.jit(transform.init)(PARAMS)
+  jax.jit(transform.update)(PARAMS, state, PARAMS)
+
+
+@pytest.mark.parametrize("grads,message", [
+    ({"layer": {"kernel": jnp.ones((3, 2))}},
+     "grads does not match the tree of params: expected a leaf at "
+     "['layer']['bias'], found one at ['layer']['kernel'] (1 leaves, "
+     "expected 2)."),
+    ({"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2),
+                "extra": jnp.zeros(1)}},
+     "grads does not match the tree of params: expected a leaf at "
+     "['layer']['kernel'], found one at ['layer']['extra']"),
+    ({"layer": {"kernel": jnp.ones((2, 3)), "bias": jnp.zeros(2)}},
+     "grads at ['layer']['kernel'] has shape (2, 3), expected (3, 2) as in "
+     "params."),
+    ([jnp.ones((3, 2)), jnp.zeros(2)],
+     "grads does not match the tree of params: expected a leaf at "
+     "['layer']['bias'], found one at [0]"),
+])
+def test_mismatched_gradients_name_the_path(grads, message):
+  for transform in (jaxopt_port.adam(), jaxopt_port.legacy.rmsprop(),
+                    jaxopt_port.sgd()):
+    with pytest.raises(ValueError, match=re.escape(message)):
+      transform.update(grads, transform.init(PARAMS), PARAMS)
+
+
+def test_mismatched_gradients_without_params_checked_against_state():
+  transform = jaxopt_port.adam()
+  state = transform.init(PARAMS)
+  with pytest.raises(ValueError, match=re.escape(
+      "grads at ['layer']['bias'] has shape (3,), expected (2,) as in the "
+      "adam state.")):
+    transform.update({"layer": {"kernel": jnp.ones((3, 2)),
+                                "bias": jnp.zeros(3)}}, state)
+
+
+def test_weight_decay_needs_params():
+  transform = jaxopt_port.adamw()
+  with pytest.raises(ValueError, match=re.escape(
+      "adamw with weight_decay or use_ema needs the current params: call "
+      "update(grads, state, params).")):
+    transform.update(PARAMS, transform.init(PARAMS))
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.bool_])
+def test_non_float_parameter(dtype):
+  params = {"table": {"ids": jnp.zeros(3, dtype)}, "w": jnp.ones(2)}
+  with pytest.raises(TypeError, match=re.escape(
+      f"Parameter ['table']['ids'] has dtype {np.dtype(dtype)}; optimizers "
+      "update floating-point parameters only")):
+    jaxopt_port.adam().init(params)

@@ -1,0 +1,91 @@
+"""Every port equals its native Keras optimizer at every step, per grid point.
+
+Keras 3 ports against `keras.optimizers` (TensorFlow backend), legacy ports
+against `tf_keras.optimizers.legacy`: 100 steps on a scalar, a vector and a
+matrix variable, seeded gradients of scale 1 and 1e-4 (where epsilon
+placement decides the result), rtol 1e-5 and atol 1e-6.
+"""
+
+import functools
+import warnings
+
+import jaxopt_port
+import numpy as np
+import pytest
+
+import grids
+from tf_bridge import catalog, testing
+
+STEPS = 100
+NATIVE = [d for d in catalog.CATALOG if d.has_native]
+
+
+def _cases():
+  for declaration in NATIVE:
+    base = (grids.LEGACY_BASE if declaration.generation == catalog.LEGACY
+            else grids.KERAS_BASE)
+    for kwargs in grids.OWN.get(declaration.name, [{}]):
+      for scale in grids.GRAD_SCALES:
+        yield declaration.name, kwargs, scale
+    for kwargs in base:
+      yield declaration.name, kwargs, 1.0
+
+
+CASES = list(_cases())
+
+
+def _schedules(declaration):
+  if declaration.generation == catalog.LEGACY:
+    import tf_keras
+    return tf_keras.optimizers.schedules
+  import keras
+  return keras.optimizers.schedules
+
+
+def _native(declaration, kwargs):
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # The legacy `lr`.
+    warnings.simplefilter("ignore", UserWarning)
+    return declaration.native_class()(
+        **grids.build(kwargs, _schedules(declaration)))
+
+
+def _port(declaration, kwargs):
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    return declaration.port(**grids.build(kwargs, jaxopt_port.schedules))
+
+
+@functools.lru_cache(maxsize=None)
+def _problem(scale):
+  return testing.seeded_problem(STEPS, seed=0, grad_scale=scale)
+
+
+@functools.lru_cache(maxsize=None)
+def _native_default(name, scale):
+  initial, gradients = _problem(scale)
+  return testing.native_trajectory(_native(catalog.lookup(name), {}), initial,
+                                   gradients)
+
+
+def test_every_native_optimizer_has_a_grid():
+  assert sorted(d.name for d in NATIVE) == sorted(grids.OWN)
+
+
+@pytest.mark.parametrize(
+    "name,kwargs,scale", CASES,
+    ids=[f"{n}-{grids.label(k)}-g{s:g}" for n, k, s in CASES])
+def test_port_equals_native(name, kwargs, scale):
+  declaration = catalog.lookup(name)
+  initial, gradients = _problem(scale)
+  expected = testing.native_trajectory(_native(declaration, kwargs), initial,
+                                       gradients)
+  actual = testing.transform_trajectory(_port(declaration, kwargs), initial,
+                                        gradients)
+  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6,
+                               expected_name=declaration.native_path)
+
+  if kwargs and kwargs not in grids.SAME_TRAJECTORY_AS_DEFAULT:
+    default = _native_default(name, scale)
+    with pytest.raises(AssertionError):  # The grid point changes something.
+      testing.compare_trajectories(expected, default, rtol=1e-5, atol=1e-6)

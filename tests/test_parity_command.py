@@ -1,0 +1,77 @@
+"""`python -m tf_bridge.parity`: table, JSON, plot, exit status."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def parity(*arguments, cwd):
+  return subprocess.run(
+      [sys.executable, "-m", "tf_bridge.parity", *arguments],
+      capture_output=True, text=True, cwd=cwd, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def adam_report(tmp_path_factory):
+  directory = tmp_path_factory.mktemp("parity")
+  result = parity("--optimizer", "adam", "--steps", "30", "--json",
+                  "report.json", "--plot", "parity.png", cwd=directory)
+  return result, directory
+
+
+def test_adam_table(adam_report):
+  result, _ = adam_report
+  assert result.returncode == 0, result.stderr
+  lines = result.stdout.splitlines()
+  assert lines[0].startswith("adam: least squares (8x4 kernel + bias), 30 steps")
+  rows = {line.split()[0]: line.split() for line in lines[3:7]}
+  assert set(rows) == {"keras.optimizers.Adam", "jaxopt_port.adam",
+                       "tf_keras.optimizers.legacy.Adam",
+                       "jaxopt_port.legacy.adam"}
+  for name in ("jaxopt_port.adam", "jaxopt_port.legacy.adam"):
+    assert rows[name][-1] == "yes"
+    assert float(rows[name][-6]) < 1e-6  # max |diff| column.
+
+
+def test_adam_json_and_plot(adam_report):
+  _, directory = adam_report
+  report = json.loads((directory / "report.json").read_text())
+  assert report["optimizer"] == "adam" and report["steps"] == 30
+  assert report["reference"] == "keras.optimizers.Adam (native)"
+  names = [row["name"] for row in report["implementations"]]
+  assert names == ["keras.optimizers.Adam (native)", "jaxopt_port.adam",
+                   "tf_keras.optimizers.legacy.Adam (native)",
+                   "jaxopt_port.legacy.adam"]
+  for row in report["implementations"]:
+    assert set(row) >= {"name", "final_loss", "max_abs_diff", "max_rel_diff",
+                        "losses"}
+    assert len(row["losses"]) == 30
+    assert row["losses"][-1] < row["losses"][0]  # It trains.
+  port = report["implementations"][1]
+  assert port["reference"] == "keras.optimizers.Adam (native)"
+  assert 0 < port["max_abs_diff"] < 1e-6
+  assert abs(port["final_loss"] - report["implementations"][0]["final_loss"]) < 1e-4
+  png = (directory / "parity.png").read_bytes()
+  assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_forced_mismatch_exits_1(tmp_path):
+  """Zero tolerance: float32 rounding alone is a mismatch."""
+  result = parity("--optimizer", "legacy.rmsprop", "--steps", "5", "--rtol",
+                  "0", "--atol", "0", cwd=tmp_path)
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert result.stdout.splitlines()[-1].endswith("NO")
+
+
+def test_unknown_optimizer(tmp_path):
+  result = parity("--optimizer", "adamm", cwd=tmp_path)
+  assert result.returncode == 2
+  assert "Unknown optimizer 'adamm'; known: adagrad, adam, adamw" in result.stderr
+
+
+def test_optimizer_without_native(tmp_path):
+  result = parity("--optimizer", "momentum_sgd", cwd=tmp_path)
+  assert result.returncode == 1
+  assert "momentum_sgd has no native Keras optimizer" in result.stderr

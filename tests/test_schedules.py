@@ -1,0 +1,70 @@
+"""`jaxopt_port.schedules` equals `keras.optimizers.schedules` at every step."""
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+import pytest
+
+from jaxopt_port import schedules
+
+CASES = [
+    ("ExponentialDecay", dict(initial_learning_rate=0.1, decay_steps=7,
+                              decay_rate=0.6)),
+    ("ExponentialDecay", dict(initial_learning_rate=0.1, decay_steps=7,
+                              decay_rate=0.6, staircase=True)),
+    ("PiecewiseConstantDecay", dict(boundaries=[10, 25, 40],
+                                    values=[1.0, 0.5, 0.1, 0.01])),
+    ("PiecewiseConstantDecay", dict(boundaries=[12.7], values=[0.3, 0.2])),
+    ("PolynomialDecay", dict(initial_learning_rate=0.1, decay_steps=30)),
+    ("PolynomialDecay", dict(initial_learning_rate=0.1, decay_steps=30,
+                             end_learning_rate=0.01, power=2.0, cycle=True)),
+    ("InverseTimeDecay", dict(initial_learning_rate=0.1, decay_steps=5,
+                              decay_rate=0.5)),
+    ("InverseTimeDecay", dict(initial_learning_rate=0.1, decay_steps=5,
+                              decay_rate=0.5, staircase=True)),
+    ("CosineDecay", dict(initial_learning_rate=0.1, decay_steps=40)),
+    ("CosineDecay", dict(initial_learning_rate=0.1, decay_steps=40,
+                         alpha=0.1)),
+    ("CosineDecay", dict(initial_learning_rate=0.0, decay_steps=40,
+                         alpha=0.05, warmup_target=0.2, warmup_steps=15)),
+    ("CosineDecayRestarts", dict(initial_learning_rate=0.1,
+                                 first_decay_steps=10)),
+    ("CosineDecayRestarts", dict(initial_learning_rate=0.1,
+                                 first_decay_steps=8, t_mul=1.0, m_mul=0.7,
+                                 alpha=0.1)),
+    ("CosineDecayRestarts", dict(initial_learning_rate=0.1,
+                                 first_decay_steps=6, t_mul=1.5, m_mul=0.8)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_schedule_equals_keras(name, kwargs):
+  ours = getattr(schedules, name)(**kwargs)
+  theirs = getattr(keras.optimizers.schedules, name)(**kwargs)
+  steps = np.arange(0, 120)
+  expected = np.array([float(theirs(int(step))) for step in steps])
+  actual = np.asarray(jax.jit(jax.vmap(ours))(jnp.asarray(steps, jnp.int32)))
+  # atol: one float32 ulp of the peak rate. Near the end of a cosine period
+  # `1 + cos(x)` cancels, and XLA's and TensorFlow's cos differ by an ulp.
+  peak = np.max(np.abs(expected))
+  np.testing.assert_allclose(actual, expected, rtol=1e-6,
+                             atol=float(np.finfo(np.float32).eps) * peak)
+  assert ours.get_config() == {key: value for key, value in
+                               theirs.get_config().items() if key != "name"}
+
+
+@pytest.mark.parametrize("name,kwargs,message", [
+    ("ExponentialDecay", dict(initial_learning_rate=0.1, decay_steps=0,
+                              decay_rate=0.5),
+     "Argument `decay_steps` must be > 0. Received: decay_steps=0"),
+    ("CosineDecayRestarts", dict(initial_learning_rate=0.1,
+                                 first_decay_steps=-3),
+     "Argument `first_decay_steps` must be > 0. Received: first_decay_steps=-3"),
+    ("PiecewiseConstantDecay", dict(boundaries=[1, 2], values=[0.1, 0.2]),
+     "The length of boundaries should be 1 less than the length of values"),
+])
+def test_invalid_schedule_arguments(name, kwargs, message):
+  with pytest.raises(ValueError, match=message.replace("[", r"\[")):
+    getattr(schedules, name)(**kwargs)
