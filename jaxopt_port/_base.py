@@ -29,6 +29,8 @@ from jaxopt_port import _checks
 
 Schedule = Callable[[jax.Array], jax.Array]
 ScalarOrSchedule = Union[float, jax.Array, Schedule]
+Declaration = Callable[[Callable[..., "UpdateStep"]],
+                       Callable[..., optax.GradientTransformationExtraArgs]]
 
 
 class UpdateStep(NamedTuple):
@@ -60,24 +62,25 @@ class LegacyState(NamedTuple):
   slots: Any
 
 
-KERAS_BASE_ARGUMENTS = {
-    "weight_decay": None,
-    "clipnorm": None,
-    "clipvalue": None,
-    "global_clipnorm": None,
-    "use_ema": False,
-    "ema_momentum": 0.99,
-    "ema_overwrite_frequency": None,
-    "loss_scale_factor": None,
-    "gradient_accumulation_steps": None,
+# name: (default, annotation) of the arguments Keras's base classes take.
+KERAS_BASE_ARGUMENTS: dict[str, tuple[Any, str]] = {
+    "weight_decay": (None, "float | None"),
+    "clipnorm": (None, "float | None"),
+    "clipvalue": (None, "float | None"),
+    "global_clipnorm": (None, "float | None"),
+    "use_ema": (False, "bool"),
+    "ema_momentum": (0.99, "float"),
+    "ema_overwrite_frequency": (None, "int | None"),
+    "loss_scale_factor": (None, "float | None"),
+    "gradient_accumulation_steps": (None, "int | None"),
 }
 
-LEGACY_BASE_ARGUMENTS = {
-    "lr": None,
-    "decay": 0.0,
-    "clipnorm": None,
-    "clipvalue": None,
-    "global_clipnorm": None,
+LEGACY_BASE_ARGUMENTS: dict[str, tuple[Any, str]] = {
+    "lr": (None, "float | None"),
+    "decay": (0.0, "float"),
+    "clipnorm": (None, "float | None"),
+    "clipvalue": (None, "float | None"),
+    "global_clipnorm": (None, "float | None"),
 }
 
 KERAS_BASE_ARGUMENTS_DOC = """
@@ -428,7 +431,7 @@ def legacy_transform(
 
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
-             learning_rate: float, defaults: dict[str, Any]):
+             learning_rate: float, defaults: dict[str, Any]) -> Declaration:
   unknown = set(defaults) - set(base_arguments)
   if unknown:
     raise TypeError(f"Not base arguments: {sorted(unknown)}")
@@ -437,12 +440,14 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     own = inspect.signature(make_update_step).parameters
     parameters = [inspect.Parameter(
         "learning_rate", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        default=learning_rate)]
+        default=learning_rate, annotation="ScalarOrSchedule")]
     parameters += list(own.values())
     parameters += [
         inspect.Parameter(argument, inspect.Parameter.KEYWORD_ONLY,
-                          default=defaults.get(argument, default))
-        for argument, default in base_arguments.items() if argument not in own]
+                          default=defaults.get(argument, default),
+                          annotation=annotation)
+        for argument, (default, annotation) in base_arguments.items()
+        if argument not in own]
     signature = inspect.Signature(
         parameters, return_annotation=optax.GradientTransformationExtraArgs)
 
@@ -465,7 +470,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
   return declare
 
 
-def with_keras_base_arguments(*, learning_rate: float, **defaults: Any):
+def with_keras_base_arguments(*, learning_rate: float,
+                              **defaults: Any) -> Declaration:
   """Declares a Keras 3 optimizer from the function making its `UpdateStep`.
 
   The public function takes `learning_rate` (default as given) first, then the
@@ -478,7 +484,8 @@ def with_keras_base_arguments(*, learning_rate: float, **defaults: Any):
                   KERAS_BASE_ARGUMENTS_DOC, learning_rate, defaults)
 
 
-def with_legacy_base_arguments(*, learning_rate: float, **defaults: Any):
+def with_legacy_base_arguments(*, learning_rate: float,
+                               **defaults: Any) -> Declaration:
   """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips)."""
   return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
                   LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults)

@@ -44,8 +44,7 @@ def _schedules(declaration):
 
 def _native(declaration, kwargs):
   with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)  # The legacy `lr`.
-    warnings.simplefilter("ignore", UserWarning)
+    warnings.simplefilter("ignore", UserWarning)  # tf_keras: `lr` deprecated.
     return declaration.native_class()(
         **grids.build(kwargs, _schedules(declaration)))
 

@@ -93,9 +93,8 @@ def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
       difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
       allowed = atol + rtol * np.abs(want.astype(np.float64))
       if not np.all(difference <= allowed):  # NaN fails too.
-        worst = np.unravel_index(np.nanargmax(difference - allowed)
-                                 if np.any(np.isfinite(difference)) else 0,
-                                 difference.shape) if difference.shape else ()
+        excess = np.nan_to_num(difference - allowed, nan=np.inf)
+        worst = np.unravel_index(np.argmax(excess), excess.shape)
         relative = difference / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
         raise AssertionError(
             f"{actual_name} and {expected_name} part at step {step}, variable "
