@@ -465,6 +465,10 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
 
     factory.__signature__ = signature
     factory.__doc__ = (make_update_step.__doc__ or "") + base_doc
+    # The bare algorithm, for wrappers whose host applies the base arguments
+    # itself (the Keras bridge): wrap_update_step(make_update_step(...), lr).
+    factory.make_update_step = make_update_step
+    factory.wrap_update_step = wrap
     return factory
 
   return declare

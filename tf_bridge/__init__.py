@@ -1,5 +1,22 @@
-"""TensorFlow/Keras side: parity with the native Keras optimizers.
+"""TensorFlow/Keras side: the ports as real Keras optimizers, and parity.
 
-`tf_bridge.testing.assert_parity` checks a JAX transform against a native
-Keras optimizer step by step; `python -m tf_bridge.parity` reports it.
+`tf_bridge.<Name>` is a Keras 3 optimizer (`keras.optimizers.Optimizer`) for
+every Keras 3 port in the catalog (`tf_bridge.catalog`), and
+`tf_bridge.keras_optimizer(factory)` makes one from any optax transform
+factory. The OptimizerV2 classes live in `tf_bridge.legacy`.
+`tf_bridge.testing.assert_parity` checks a transform against a native Keras
+optimizer step by step; `python -m tf_bridge.parity` reports it.
 """
+
+from tf_bridge import catalog
+from tf_bridge._keras3 import keras_optimizer
+
+__all__ = ["catalog", "keras_optimizer"]
+
+for _declaration in catalog.CATALOG:
+  if _declaration.generation == catalog.KERAS:
+    globals()[_declaration.class_name] = keras_optimizer(
+        _declaration.port, name=_declaration.class_name,
+        lazy_sparse=_declaration.lazy_sparse)
+    __all__.append(_declaration.class_name)
+del _declaration

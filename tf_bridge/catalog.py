@@ -27,6 +27,8 @@ class Declaration:
   class_name: str
   generation: str
   has_native: bool = True
+  # The native class updates only the rows a sparse gradient touches.
+  lazy_sparse: bool = False
 
   @property
   def name(self) -> str:
@@ -52,12 +54,14 @@ class Declaration:
     return getattr(module, self.class_name)
 
 
-def keras(port, class_name, *, has_native=True) -> Declaration:
-  return Declaration(port, class_name, KERAS, has_native)
+def keras(port, class_name, *, has_native=True, lazy_sparse=False
+          ) -> Declaration:
+  return Declaration(port, class_name, KERAS, has_native, lazy_sparse)
 
 
-def keras_legacy(port, class_name, *, has_native=True) -> Declaration:
-  return Declaration(port, class_name, LEGACY, has_native)
+def keras_legacy(port, class_name, *, has_native=True, lazy_sparse=False
+                 ) -> Declaration:
+  return Declaration(port, class_name, LEGACY, has_native, lazy_sparse)
 
 
 CATALOG: tuple[Declaration, ...] = (
@@ -70,7 +74,7 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False),
     keras(jaxopt_port.centered_momentum_sgd, "CenteredMomentumSGD",
           has_native=False),
-    keras_legacy(legacy.sgd, "SGD"),
+    keras_legacy(legacy.sgd, "SGD", lazy_sparse=True),
     keras_legacy(legacy.adam, "Adam"),
     keras_legacy(legacy.adagrad, "Adagrad"),
     keras_legacy(legacy.rmsprop, "RMSprop"),

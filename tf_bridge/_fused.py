@@ -1,0 +1,219 @@
+"""One optax transform applied to a whole Keras variable list in one XLA call.
+
+Shared by both Keras generations. The transform sees the variables as a dict
+keyed by name (Keras 3 `variable.path`, legacy `variable.name`); its state is
+flattened into leaves, each either a slot of one variable (found with
+`optax.tree_map_params`) or a variable of its own (counts and the like). The
+update runs through `jax2tf` as a single `XlaCallModule` op inside a
+`tf.function(autograph=False)`, converted once per signature and cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+KERAS_BASE_ARGUMENTS = (
+    "weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "use_ema",
+    "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+    "gradient_accumulation_steps")
+LEGACY_BASE_ARGUMENTS = ("lr", "decay", "clipnorm", "clipvalue",
+                         "global_clipnorm")
+
+
+@dataclasses.dataclass(frozen=True)
+class StateLeaf:
+  """Where one state leaf lives on the Keras side."""
+  name: str  # Slot name ("momentum", "m", ...) or variable name.
+  slot_of: int | None  # Index of the variable it mirrors, or None.
+  value: np.ndarray  # Initial value.
+
+
+def factory_arguments(factory: Callable[..., Any],
+                      base_arguments: Sequence[str]) -> dict[str, Any]:
+  """The factory's own keyword arguments and defaults (not Keras's, not lr)."""
+  signature = inspect.signature(factory)
+  own = {}
+  for name, parameter in signature.parameters.items():
+    if name == "learning_rate" or name in base_arguments:
+      continue
+    if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+      continue
+    own[name] = (None if parameter.default is inspect.Parameter.empty
+                 else parameter.default)
+  return own
+
+
+def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
+  parameter = inspect.signature(factory).parameters.get("learning_rate")
+  if parameter is None or parameter.default is inspect.Parameter.empty:
+    return fallback
+  return parameter.default
+
+
+class FusedTransform:
+  """`factory(learning_rate=lr, **arguments)` over a Keras variable list.
+
+  For a `jaxopt_port` optimizer the bare algorithm is used (its update step,
+  without the base arguments), since the Keras base class applies weight
+  decay, clipping, EMA and accumulation itself.
+  """
+
+  def __init__(self, factory: Callable[..., Any], arguments: dict[str, Any],
+               host_base_arguments: Sequence[str], lazy_sparse: bool = False):
+    self.lazy_sparse = lazy_sparse
+    self._factory = factory
+    self._arguments = dict(arguments)
+    self._host_base_arguments = tuple(host_base_arguments)
+    self._takes_learning_rate = (
+        "learning_rate" in inspect.signature(factory).parameters)
+    self._steps: dict[Any, Any] = {}
+
+  def transform(self, learning_rate: Any) -> optax.GradientTransformation:
+    factory = self._factory
+    rate = {"learning_rate": learning_rate} if self._takes_learning_rate else {}
+    if hasattr(factory, "make_update_step"):
+      step_parameters = inspect.signature(factory.make_update_step).parameters
+      step_arguments = {k: v for k, v in self._arguments.items()
+                        if k in step_parameters}
+      return factory.wrap_update_step(
+          factory.make_update_step(**step_arguments), learning_rate)
+    own = {k: v for k, v in self._arguments.items()
+           if k not in self._host_base_arguments}
+    return factory(**rate, **own)
+
+  def initial_state(self, keys: Sequence[str], values: Sequence[np.ndarray],
+                    learning_rate: float) -> tuple[Any, list[StateLeaf]]:
+    """The state's tree structure and its leaves, with their Keras roles."""
+    transform = self.transform(learning_rate)
+    params = dict(zip(keys, (jnp.asarray(v) for v in values)))
+    state = transform.init(params)
+    indices = dict(zip(keys, range(len(keys))))
+    not_a_slot = -1  # (None would vanish: it is an empty subtree.)
+    roles = optax.tree_map_params(
+        transform, lambda _, index: index, state, indices,
+        transform_non_params=lambda value: jax.tree.map(
+            lambda _: not_a_slot, value))
+    paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
+    leaves = [
+        StateLeaf(_slot_name(path, keys), None if role == not_a_slot else role,
+                  np.asarray(leaf))
+        for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles))]
+    return treedef, leaves
+
+  def converted_step(self, keys: Sequence[str], treedef: Any,
+                     present: tuple[bool, ...], roles: Sequence[int | None],
+                     masked: tuple[bool, ...]):
+    """The fused step as a TensorFlow function, cached per signature.
+
+    `step(params, grads, state_leaves, learning_rate, row_masks) -> (params,
+    state)`, lists in variable order. Variables without a gradient (`present`
+    False) keep their value and their slots, as Keras skips them. For
+    `masked` variables (a lazy optimizer's sparse gradients) `row_masks`
+    holds a boolean per row: untouched rows keep their value and slots.
+    """
+    key = (tuple(keys), treedef, present, masked)
+    if key not in self._steps:
+      self._steps[key] = _convert(
+          self._jax_step(keys, treedef, present, roles, masked))
+    return self._steps[key]
+
+  def _jax_step(self, keys, treedef, present, roles, masked):
+    def keep_untouched_rows(new, old, mask):
+      mask = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
+      return jnp.where(mask, new, old)
+
+    def step(params, grads, state_leaves, learning_rate, row_masks):
+      transform = self.transform(learning_rate)
+      params_tree = dict(zip(keys, params))
+      grads_tree = dict(zip(keys, (
+          g if has else jnp.zeros_like(p)
+          for g, p, has in zip(grads, params, present))))
+      state = jax.tree_util.tree_unflatten(treedef, state_leaves)
+      updates, new_state = transform.update(grads_tree, state, params_tree)
+      new_params = optax.apply_updates(params_tree, updates)
+      new_params = [new_params[k] if has else p
+                    for k, p, has in zip(keys, params, present)]
+      new_leaves = [
+          new if role is None or present[role] else old
+          for new, old, role in zip(jax.tree.leaves(new_state), state_leaves,
+                                    roles)]
+      masks = iter(row_masks)
+      masks = [next(masks) if is_masked else None for is_masked in masked]
+      new_params = [p if m is None else keep_untouched_rows(p, old, m)
+                    for p, old, m in zip(new_params, params, masks)]
+      new_leaves = [
+          new if role is None or masks[role] is None
+          else keep_untouched_rows(new, old, masks[role])
+          for new, old, role in zip(new_leaves, state_leaves, roles)]
+      return new_params, new_leaves
+    return step
+
+
+def dense_gradients(grads: Sequence[Any], variables: Sequence[Any],
+                    lazy_sparse: bool) -> tuple[list[Any], list[Any],
+                                                tuple[bool, ...]]:
+  """Dense TensorFlow gradients (None: zeros), duplicate indices summed.
+
+  Returns the gradients, the row masks of the lazily updated ones, and which
+  variables are masked.
+  """
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  dense, masks, masked = [], [], []
+  for grad, variable in zip(grads, variables):
+    value = tf.convert_to_tensor(variable)
+    if grad is None:
+      dense.append(tf.zeros_like(value))
+      masked.append(False)
+      continue
+    if lazy_sparse and isinstance(grad, tf.IndexedSlices):
+      rows = tf.shape(value)[0]
+      masks.append(tf.math.unsorted_segment_max(
+          tf.ones_like(grad.indices, tf.int32), grad.indices, rows) > 0)
+      masked.append(True)
+    else:
+      masked.append(False)
+    dense.append(tf.cast(tf.convert_to_tensor(grad), value.dtype))
+  return dense, masks, tuple(masked)
+
+
+def _convert(step):
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
+  return tf.function(jax2tf.convert(step, with_gradient=False),
+                     autograph=False)
+
+
+def _slot_name(path: tuple[Any, ...], keys: Sequence[str]) -> str:
+  """A readable slot name from a state path: `momentum`, `m`, `1_count`."""
+  parts = []
+  for entry in path:
+    if isinstance(entry, jax.tree_util.DictKey) and entry.key in keys:
+      continue
+    if isinstance(entry, jax.tree_util.GetAttrKey):
+      parts.append(entry.name)
+    elif isinstance(entry, jax.tree_util.DictKey):
+      parts.append(str(entry.key))
+    elif isinstance(entry, jax.tree_util.SequenceKey):
+      parts.append(str(entry.idx))
+    elif isinstance(entry, jax.tree_util.FlattenedIndexKey):
+      parts.append(str(entry.key))
+  parts = [part for part in parts if part not in ("slots", "inner_state")]
+  return "_".join(parts) or "state"
+
+
+def unique_keys(names: Sequence[str]) -> list[str]:
+  """Variable names as dict keys, made unique by a `#n` suffix if needed."""
+  seen: dict[str, int] = {}
+  keys = []
+  for name in names:
+    count = seen.get(name, 0)
+    seen[name] = count + 1
+    keys.append(name if count == 0 else f"{name}#{count}")
+  return keys

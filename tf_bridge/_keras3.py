@@ -1,0 +1,163 @@
+"""Keras 3: any optax transform factory as a `keras.optimizers.Optimizer`.
+
+Keras's base class keeps what it owns (learning rate and its schedules,
+loss scaling, gradient accumulation, clipping, weight decay, EMA, the
+iteration count, serialization); the bridge overrides only
+`_backend_update_step(grads, trainable_variables, learning_rate)`, the point
+Keras 3 reaches after all of those, and there updates every variable with one
+fused XLA call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from tf_bridge import _fused
+
+
+def camel_case(name: str) -> str:
+  return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _constant(value: np.ndarray):
+  def initializer(shape, dtype=None):
+    del shape, dtype
+    return value
+  return initializer
+
+
+def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
+                    lazy_sparse: bool = False) -> type:
+  """A Keras 3 optimizer class running `factory`'s transform.
+
+  The class's constructor takes `learning_rate` (a float, a
+  `LearningRateSchedule` or a callable, as Keras allows; the default is the
+  factory's), the factory's other keyword arguments with their defaults, and
+  Keras's base arguments (`weight_decay`, `clipnorm`, `clipvalue`,
+  `global_clipnorm`, `use_ema`, `ema_momentum`, `ema_overwrite_frequency`,
+  `loss_scale_factor`, `gradient_accumulation_steps`, `name`), which Keras's
+  base class applies as it does for its own optimizers. The class is
+  registered with Keras (package `tf_bridge`), so `load_model` needs no
+  `custom_objects`, and `get_config()` round-trips.
+
+  Args:
+    factory: A function returning an optax transformation; if it takes
+      `learning_rate`, Keras's current learning rate is fed to it every step.
+    name: The class name; defaults to the CamelCase of `factory.__name__`.
+    lazy_sparse: On a sparse gradient (`tf.IndexedSlices`), update only the
+      touched rows of the variable and of its slots, as the native optimizers
+      with a lazy sparse path do. Otherwise sparse gradients are densified
+      (duplicate indices summed), which gives the dense result.
+  """
+  import keras  # pylint: disable=import-outside-toplevel
+
+  class_name = name or camel_case(factory.__name__)
+  own_defaults = _fused.factory_arguments(factory, _fused.KERAS_BASE_ARGUMENTS)
+  factory_parameters = inspect.signature(factory).parameters
+  base_defaults = {
+      argument: factory_parameters[argument].default
+      for argument in _fused.KERAS_BASE_ARGUMENTS
+      if argument in factory_parameters
+      and factory_parameters[argument].default is not inspect.Parameter.empty}
+  default_rate = _fused.learning_rate_default(factory, 0.001)
+
+  class BridgedOptimizer(keras.optimizers.Optimizer):
+    """Set per class below."""
+
+    def __init__(self, learning_rate=default_rate, name=None, **kwargs):
+      unknown = sorted(set(kwargs) - set(own_defaults)
+                       - set(_fused.KERAS_BASE_ARGUMENTS))
+      if unknown:
+        raise TypeError(
+            f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
+            f"takes {sorted(own_defaults)} and Keras's base arguments.")
+      base = {**base_defaults,
+              **{k: kwargs.pop(k) for k in _fused.KERAS_BASE_ARGUMENTS
+                 if k in kwargs}}
+      super().__init__(learning_rate=learning_rate, name=name, **base)
+      self._arguments = {**own_defaults, **kwargs}
+      self._fused = _fused.FusedTransform(
+          factory, {**self._arguments, **base}, _fused.KERAS_BASE_ARGUMENTS,
+          lazy_sparse)
+      # Builds the transform once so bad arguments fail here, as in Keras.
+      self._fused.transform(learning_rate if isinstance(learning_rate, float)
+                            else 0.001)
+
+    def build(self, variables):
+      if self.built:
+        return
+      super().build(variables)
+      self._keys = _fused.unique_keys(
+          [getattr(v, "path", v.name) for v in variables])
+      values = [keras.ops.convert_to_numpy(v) for v in variables]
+      self._treedef, leaves = self._fused.initial_state(self._keys, values,
+                                                        0.001)
+      self._state_roles = [leaf.slot_of for leaf in leaves]
+      self._state_variables = []
+      for leaf in leaves:
+        reference = None if leaf.slot_of is None else variables[leaf.slot_of]
+        if reference is not None and (
+            np.dtype(reference.dtype) == leaf.value.dtype):
+          variable = self.add_variable_from_reference(
+              reference, name=leaf.name, initializer=_constant(leaf.value))
+        else:
+          prefix = "state_" if reference is None else (
+              reference.path.replace("/", "_") + "_")
+          variable = self.add_variable(
+              shape=leaf.value.shape, initializer=_constant(leaf.value),
+              dtype=str(leaf.value.dtype), name=prefix + leaf.name)
+        self._state_variables.append(variable)
+
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+      import tensorflow as tf  # pylint: disable=import-outside-toplevel
+      positions = {self._get_variable_index(v): g
+                   for v, g in zip(trainable_variables, grads)}
+      variables = self._trainable_variables
+      present = tuple(index in positions for index in range(len(variables)))
+      params = [v.value for v in variables]
+      dense, masks, masked = _fused.dense_gradients(
+          [positions.get(index) for index in range(len(variables))], params,
+          self._fused.lazy_sparse)
+      step = self._fused.converted_step(self._keys, self._treedef, present,
+                                        self._state_roles, masked)
+      new_params, new_state = step(
+          params, dense, [s.value for s in self._state_variables],
+          tf.cast(learning_rate, tf.float32), masks)
+      for variable, value in zip(variables, new_params):
+        variable.assign(value)
+      for variable, value in zip(self._state_variables, new_state):
+        variable.assign(value)
+
+    def get_config(self):
+      config = super().get_config()
+      config.update(self._arguments)
+      return config
+
+  BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
+  BridgedOptimizer.__module__ = "tf_bridge"
+  BridgedOptimizer.__doc__ = (
+      f"Keras 3 optimizer running `{factory.__module__}.{factory.__name__}` "
+      "in one XLA call per step (see `tf_bridge.keras_optimizer`).\n\n"
+      + (inspect.getdoc(factory) or ""))
+  BridgedOptimizer.__init__.__signature__ = _constructor_signature(
+      default_rate, own_defaults, {**{k: None for k in
+                                      _fused.KERAS_BASE_ARGUMENTS},
+                                   "use_ema": False, "ema_momentum": 0.99,
+                                   **base_defaults})
+  return keras.saving.register_keras_serializable(
+      package="tf_bridge", name=class_name)(BridgedOptimizer)
+
+
+def _constructor_signature(rate, own, base) -> inspect.Signature:
+  keyword = inspect.Parameter.KEYWORD_ONLY
+  return inspect.Signature(
+      [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+       inspect.Parameter("learning_rate",
+                         inspect.Parameter.POSITIONAL_OR_KEYWORD, default=rate)]
+      + [inspect.Parameter(k, keyword, default=v) for k, v in own.items()]
+      + [inspect.Parameter(k, keyword, default=v) for k, v in base.items()]
+      + [inspect.Parameter("name", keyword, default=None)])
+

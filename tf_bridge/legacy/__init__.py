@@ -1,0 +1,151 @@
+"""OptimizerV2: the ports as `tf_keras.optimizers.legacy.Optimizer` classes.
+
+`tf_bridge.legacy.<Name>` exists for every legacy port in the catalog (with
+legacy numerics) and for every Keras 3 algorithm legacy lacks (with Keras 3
+numerics, e.g. `AdamW`). OptimizerV2's own `apply_gradients` keeps what it
+owns (gradient aggregation, clipping, `lr`/`decay` and schedules through
+`_decayed_lr`); the bridge overrides `_distributed_apply`, which receives the
+whole clipped gradient list, and updates every variable in one XLA call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from tf_bridge import _fused, catalog
+from tf_bridge._keras3 import camel_case
+
+
+def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
+                    lazy_sparse: bool = False) -> type:
+  """An OptimizerV2 class running `factory`'s transform.
+
+  The constructor takes `learning_rate` (float, schedule or callable; the
+  default is the factory's), the factory's other keyword arguments, and
+  OptimizerV2's `name`, `lr`, `decay`, `clipnorm`, `clipvalue` and
+  `global_clipnorm`. Slots are created with `add_slot`, so `get_slot(var,
+  "m")` works; the class is registered with tf_keras (package `tf_bridge`).
+
+  Args:
+    factory: A function returning an optax transformation.
+    name: The class name; defaults to the CamelCase of `factory.__name__`.
+    lazy_sparse: As in `tf_bridge.keras_optimizer`.
+  """
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
+
+  class_name = name or camel_case(factory.__name__)
+  own_defaults = _fused.factory_arguments(factory, _fused.LEGACY_BASE_ARGUMENTS)
+  default_rate = _fused.learning_rate_default(factory, 0.001)
+
+  class BridgedOptimizer(tf_keras.optimizers.legacy.Optimizer):
+    """Set per class below."""
+
+    def __init__(self, learning_rate=default_rate, name=class_name, **kwargs):
+      unknown = sorted(set(kwargs) - set(own_defaults)
+                       - set(_fused.LEGACY_BASE_ARGUMENTS))
+      if unknown:
+        raise TypeError(
+            f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
+            f"takes {sorted(own_defaults)} and OptimizerV2's base arguments.")
+      base = {k: kwargs.pop(k) for k in _fused.LEGACY_BASE_ARGUMENTS
+              if k in kwargs}
+      super().__init__(name, **base)
+      self._set_hyper("learning_rate", base.get("lr", learning_rate))
+      self._set_hyper("decay", self._initial_decay)
+      self._arguments = {**own_defaults, **kwargs}
+      self._fused = _fused.FusedTransform(factory, self._arguments,
+                                          _fused.LEGACY_BASE_ARGUMENTS,
+                                          lazy_sparse)
+      self._fused.transform(0.001)  # Bad arguments fail here.
+      self._keys = None
+
+    def _create_slots(self, var_list):
+      if self._keys is not None:
+        return
+      self._variables_built_for = list(var_list)
+      self._keys = _fused.unique_keys([v.name for v in var_list])
+      values = [v.numpy() for v in var_list]
+      self._treedef, leaves = self._fused.initial_state(self._keys, values,
+                                                        0.001)
+      self._state_roles = [leaf.slot_of for leaf in leaves]
+      self._state_variables = []
+      for leaf in leaves:
+        reference = None if leaf.slot_of is None else var_list[leaf.slot_of]
+        if reference is not None and (
+            reference.dtype.as_numpy_dtype == leaf.value.dtype):
+          variable = self.add_slot(reference, leaf.name,
+                                   initializer=leaf.value)
+        else:
+          prefix = "state_" if reference is None else (
+              self._keys[leaf.slot_of].replace(":", "_").replace("/", "_")
+              + "_")
+          variable = self.add_weight(
+              prefix + leaf.name, shape=leaf.value.shape,
+              dtype=tf.as_dtype(leaf.value.dtype),
+              initializer=tf_keras.initializers.Constant(leaf.value),
+              trainable=False)
+          self._weights.append(variable)  # As OptimizerV2 lists `iter`.
+        self._state_variables.append(variable)
+
+    def _distributed_apply(self, distribution, grads_and_vars, apply_state,
+                           name):
+      del distribution, apply_state, name
+      positions = {v.ref(): g for g, v in grads_and_vars}
+      variables = self._variables_built_for
+      present = tuple(v.ref() in positions for v in variables)
+      unknown = [v.name for _, v in grads_and_vars
+                 if not any(v is known for known in variables)]
+      if unknown:
+        raise ValueError(
+            f"{class_name} was built for {[v.name for v in variables]}; it "
+            f"cannot update {unknown}.")
+      dense, masks, masked = _fused.dense_gradients(
+          [positions.get(v.ref()) for v in variables], variables,
+          self._fused.lazy_sparse)
+      step = self._fused.converted_step(self._keys, self._treedef, present,
+                                        self._state_roles, masked)
+      new_params, new_state = step(
+          [tf.convert_to_tensor(v) for v in variables], dense,
+          [tf.convert_to_tensor(s) for s in self._state_variables],
+          tf.cast(self._decayed_lr(tf.float32), tf.float32), masks)
+      for variable, value in zip(variables, new_params):
+        variable.assign(value)
+      for variable, value in zip(self._state_variables, new_state):
+        variable.assign(value)
+      return self.iterations.assign_add(1)
+
+    def get_config(self):
+      config = super().get_config()
+      config.update({
+          "learning_rate": self._serialize_hyperparameter("learning_rate"),
+          "decay": self._initial_decay, **self._arguments})
+      return config
+
+  BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
+  BridgedOptimizer.__module__ = "tf_bridge.legacy"
+  BridgedOptimizer.__doc__ = (
+      f"OptimizerV2 running `{factory.__module__}.{factory.__name__}` in one "
+      "XLA call per step (see `tf_bridge.legacy.keras_optimizer`).\n\n"
+      + (inspect.getdoc(factory) or ""))
+  return tf_keras.saving.register_keras_serializable(
+      package="tf_bridge", name=class_name)(BridgedOptimizer)
+
+
+def _legacy_declarations() -> list[catalog.Declaration]:
+  """Legacy ports, plus Keras 3 algorithms that legacy lacks."""
+  legacy = [d for d in catalog.CATALOG if d.generation == catalog.LEGACY]
+  names = {d.class_name for d in legacy}
+  return legacy + [d for d in catalog.CATALOG
+                   if d.generation == catalog.KERAS and d.class_name not in names]
+
+
+__all__ = ["keras_optimizer"]
+
+for _declaration in _legacy_declarations():
+  globals()[_declaration.class_name] = keras_optimizer(
+      _declaration.port, name=_declaration.class_name,
+      lazy_sparse=_declaration.lazy_sparse)
+  __all__.append(_declaration.class_name)
+del _declaration
