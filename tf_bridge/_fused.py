@@ -60,17 +60,24 @@ def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
 class FusedTransform:
   """`factory(learning_rate=lr, **arguments)` over a Keras variable list.
 
-  For a `jaxopt_port` optimizer the bare algorithm is used (its update step,
-  without the base arguments), since the Keras base class applies weight
-  decay, clipping, EMA and accumulation itself.
+  The host (a Keras base class) applies its own base arguments, so the
+  transform must not: the arguments named in `host_base_arguments` are not
+  passed to `factory`. For a `jaxopt_port` optimizer of the host's own
+  generation (`factory.wrap_update_step is host_wrapper`) the bare algorithm
+  runs (its update step, so AdamW's `weight_decay` goes to Keras only); a
+  Keras 3 port hosted by OptimizerV2 keeps the base arguments OptimizerV2
+  lacks (weight decay, EMA, ...).
   """
 
   def __init__(self, factory: Callable[..., Any], arguments: dict[str, Any],
-               host_base_arguments: Sequence[str], lazy_sparse: bool = False):
-    self.lazy_sparse = lazy_sparse
+               host_base_arguments: Sequence[str], host_wrapper: Any,
+               lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False):
+    self.lazy_sparse = (lazy_sparse(arguments) if callable(lazy_sparse)
+                        else lazy_sparse)
     self._factory = factory
     self._arguments = dict(arguments)
     self._host_base_arguments = tuple(host_base_arguments)
+    self._bare = getattr(factory, "wrap_update_step", None) is host_wrapper
     self._takes_learning_rate = (
         "learning_rate" in inspect.signature(factory).parameters)
     self._steps: dict[Any, Any] = {}
@@ -78,7 +85,7 @@ class FusedTransform:
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
     factory = self._factory
     rate = {"learning_rate": learning_rate} if self._takes_learning_rate else {}
-    if hasattr(factory, "make_update_step"):
+    if self._bare:
       step_parameters = inspect.signature(factory.make_update_step).parameters
       step_arguments = {k: v for k, v in self._arguments.items()
                         if k in step_parameters}
@@ -173,13 +180,15 @@ def dense_gradients(grads: Sequence[Any], variables: Sequence[Any],
       masked.append(False)
       continue
     if lazy_sparse and isinstance(grad, tf.IndexedSlices):
-      rows = tf.shape(value)[0]
       masks.append(tf.math.unsorted_segment_max(
-          tf.ones_like(grad.indices, tf.int32), grad.indices, rows) > 0)
+          tf.ones_like(grad.indices, tf.int32), grad.indices,
+          value.shape[0]) > 0)
       masked.append(True)
     else:
       masked.append(False)
-    dense.append(tf.cast(tf.convert_to_tensor(grad), value.dtype))
+    # Densified IndexedSlices lose their static shape; jax2tf needs it.
+    dense.append(tf.ensure_shape(
+        tf.cast(tf.convert_to_tensor(grad), value.dtype), value.shape))
   return dense, masks, tuple(masked)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+import jaxopt_port
 import numpy as np
 
 from tf_bridge import _fused
@@ -30,7 +31,8 @@ def _constant(value: np.ndarray):
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: bool = False) -> type:
+                    lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
+                    ) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -49,8 +51,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     name: The class name; defaults to the CamelCase of `factory.__name__`.
     lazy_sparse: On a sparse gradient (`tf.IndexedSlices`), update only the
       touched rows of the variable and of its slots, as the native optimizers
-      with a lazy sparse path do. Otherwise sparse gradients are densified
-      (duplicate indices summed), which gives the dense result.
+      with a lazy sparse path do (a bool, or a function of the constructor's
+      arguments). Otherwise sparse gradients are densified (duplicate indices
+      summed), which gives the dense result.
   """
   import keras  # pylint: disable=import-outside-toplevel
 
@@ -81,7 +84,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._arguments = {**own_defaults, **kwargs}
       self._fused = _fused.FusedTransform(
           factory, {**self._arguments, **base}, _fused.KERAS_BASE_ARGUMENTS,
-          lazy_sparse)
+          jaxopt_port.keras_transform, lazy_sparse)
       # Builds the transform once so bad arguments fail here, as in Keras.
       self._fused.transform(learning_rate if isinstance(learning_rate, float)
                             else 0.001)
@@ -92,7 +95,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().build(variables)
       self._keys = _fused.unique_keys(
           [getattr(v, "path", v.name) for v in variables])
-      values = [keras.ops.convert_to_numpy(v) for v in variables]
+      import tensorflow as tf  # pylint: disable=import-outside-toplevel
+      with tf.init_scope():  # Built lazily inside a tf.function too.
+        values = [keras.ops.convert_to_numpy(v) for v in variables]
       self._treedef, leaves = self._fused.initial_state(self._keys, values,
                                                         0.001)
       self._state_roles = [leaf.slot_of for leaf in leaves]

@@ -27,8 +27,9 @@ class Declaration:
   class_name: str
   generation: str
   has_native: bool = True
-  # The native class updates only the rows a sparse gradient touches.
-  lazy_sparse: bool = False
+  # The native class updates only the rows a sparse gradient touches: a
+  # bool, or a function of the constructor's arguments.
+  lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
 
   @property
   def name(self) -> str:
@@ -64,6 +65,11 @@ def keras_legacy(port, class_name, *, has_native=True, lazy_sparse=False
   return Declaration(port, class_name, LEGACY, has_native, lazy_sparse)
 
 
+def with_momentum(arguments: dict[str, Any]) -> bool:
+  """Legacy SGD and RMSprop take their lazy sparse kernels with momentum."""
+  return arguments.get("momentum", 0.0) > 0
+
+
 CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.sgd, "SGD"),
     keras(jaxopt_port.adam, "Adam"),
@@ -74,10 +80,10 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False),
     keras(jaxopt_port.centered_momentum_sgd, "CenteredMomentumSGD",
           has_native=False),
-    keras_legacy(legacy.sgd, "SGD", lazy_sparse=True),
+    keras_legacy(legacy.sgd, "SGD", lazy_sparse=with_momentum),
     keras_legacy(legacy.adam, "Adam"),
     keras_legacy(legacy.adagrad, "Adagrad"),
-    keras_legacy(legacy.rmsprop, "RMSprop"),
+    keras_legacy(legacy.rmsprop, "RMSprop", lazy_sparse=with_momentum),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",

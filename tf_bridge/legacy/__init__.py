@@ -13,12 +13,15 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+import jaxopt_port
+
 from tf_bridge import _fused, catalog
 from tf_bridge._keras3 import camel_case
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: bool = False) -> type:
+                    lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
+                    ) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -57,6 +60,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._arguments = {**own_defaults, **kwargs}
       self._fused = _fused.FusedTransform(factory, self._arguments,
                                           _fused.LEGACY_BASE_ARGUMENTS,
+                                          jaxopt_port.legacy_transform,
                                           lazy_sparse)
       self._fused.transform(0.001)  # Bad arguments fail here.
       self._keys = None
@@ -66,7 +70,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         return
       self._variables_built_for = list(var_list)
       self._keys = _fused.unique_keys([v.name for v in var_list])
-      values = [v.numpy() for v in var_list]
+      with tf.init_scope():  # Slots may be created inside a tf.function.
+        values = [v.numpy() for v in var_list]
       self._treedef, leaves = self._fused.initial_state(self._keys, values,
                                                         0.001)
       self._state_roles = [leaf.slot_of for leaf in leaves]

@@ -1,0 +1,449 @@
+"""The bridged Keras classes: parity with native Keras and with the JAX port,
+one fused XLA call per step, sparse gradients, and Keras's own machinery."""
+
+import functools
+
+import jaxopt_port
+import keras
+import numpy as np
+import optax
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+from tf_bridge import catalog, testing
+
+STEPS = 50
+SHAPES = ((), (5,), (4, 3), (6, 3))  # The last one gets sparse gradients.
+
+
+def bridged_class(declaration):
+  module = tf_bridge.legacy if declaration.generation == catalog.LEGACY \
+      else tf_bridge
+  return getattr(module, declaration.class_name)
+
+
+@functools.lru_cache(maxsize=None)
+def problem(sparse):
+  initial, gradients = testing.seeded_problem(STEPS, 1, 1.0, SHAPES)
+  if not sparse:
+    return initial, gradients
+  rng = np.random.default_rng(7)
+  steps = []
+  for step_gradients in gradients:
+    rows = rng.integers(0, 6, size=3)
+    indices = np.array([rows[0], rows[1], rows[0], rows[2]], np.int32)
+    values = rng.standard_normal((4, 3)).astype(np.float32)
+    steps.append(step_gradients[:3] + [(values, indices)])
+  return initial, steps
+
+
+def to_tensor(gradient, sparse):
+  if isinstance(gradient, tuple):
+    values, indices = gradient
+    slices = tf.IndexedSlices(tf.constant(values), tf.constant(indices),
+                              tf.constant([6, 3]))
+    return slices if sparse else tf.convert_to_tensor(slices)
+  return tf.constant(gradient)
+
+
+def densify(gradients):
+  return [[np.asarray(to_tensor(g, sparse=False)) for g in step]
+          for step in gradients]
+
+
+def keras_trajectory(optimizer, initial, gradients, *, sparse=False,
+                     in_function=False):
+  """Like `testing.native_trajectory`, with IndexedSlices and tf.function."""
+  keras3 = isinstance(optimizer, keras.optimizers.Optimizer)
+  variables = [(keras.Variable if keras3 else tf.Variable)(
+      value, name=f"variable_{index}") for index, value in enumerate(initial)]
+
+  def apply(step_gradients):
+    if keras3:
+      optimizer.apply(step_gradients, variables)
+    else:
+      optimizer.apply_gradients(zip(step_gradients, variables))
+
+  if in_function:
+    apply = tf.function(apply)
+  trajectory = []
+  for step_gradients in gradients:
+    apply([to_tensor(g, sparse) for g in step_gradients])
+    trajectory.append([np.array(keras.ops.convert_to_numpy(v))
+                       for v in variables])
+  return trajectory
+
+
+ALL_CLASSES = [(d, d.class_name) for d in catalog.CATALOG] + [
+    (d, d.class_name) for d in catalog.CATALOG
+    if d.generation == catalog.KERAS and not any(
+        other.generation == catalog.LEGACY and other.class_name == d.class_name
+        for other in catalog.CATALOG)]
+IDS = [("legacy." if i >= len(catalog.CATALOG)
+        or d.generation == catalog.LEGACY else "") + name
+       for i, (d, name) in enumerate(ALL_CLASSES)]
+
+
+def bridged_instance(declaration, index):
+  if index >= len(catalog.CATALOG):  # A Keras 3 algorithm in OptimizerV2.
+    return getattr(tf_bridge.legacy, declaration.class_name)()
+  return bridged_class(declaration)()
+
+
+@pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
+def test_bridged_equals_native_and_port(case):
+  declaration, _ = ALL_CLASSES[case]
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(bridged_instance(declaration, case), initial,
+                             gradients)
+  port = testing.transform_trajectory(declaration.port(), initial, gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge", expected_name="port")
+  if declaration.has_native:
+    native = keras_trajectory(declaration.native_class()(), initial, gradients)
+    testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                                 actual_name="bridge",
+                                 expected_name=declaration.native_path)
+
+
+NATIVE = [d for d in catalog.CATALOG if d.has_native]
+SPARSE_CASES = [(d, {}) for d in NATIVE] + [
+    (catalog.lookup(name), {"momentum": 0.5})
+    for name in ("sgd", "rmsprop", "legacy.sgd", "legacy.rmsprop")]
+
+
+@pytest.mark.parametrize(
+    "declaration,kwargs", SPARSE_CASES,
+    ids=[d.name + ("-momentum" if k else "") for d, k in SPARSE_CASES])
+def test_bridged_in_tf_function_and_sparse(declaration, kwargs):
+  """In tf.function; sparse gradients with duplicate indices summed.
+
+  Legacy: the native sparse path is the ground truth (lazy where native is
+  lazy). Keras 3: the native dense result is (the TensorFlow backend squares
+  duplicate indices separately; DESIGN.md follows the JAX backend).
+  """
+  initial, gradients = problem(sparse=True)
+  bridged = keras_trajectory(bridged_class(declaration)(**kwargs), initial,
+                             gradients, sparse=True, in_function=True)
+  sparse_native = declaration.generation == catalog.LEGACY
+  native = keras_trajectory(declaration.native_class()(**kwargs), initial,
+                            gradients if sparse_native else densify(gradients),
+                            sparse=sparse_native, in_function=True)
+  testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge",
+                               expected_name=declaration.native_path)
+
+
+def test_sparse_ground_truths_differ_from_dense():
+  """The sparse cases above can fail: lazy legacy SGD and Keras 3 Adam on
+  duplicates both leave the dense trajectory."""
+  initial, gradients = problem(sparse=True)
+  for native in (tf_keras.optimizers.legacy.SGD(momentum=0.9),
+                 keras.optimizers.Adam()):
+    sparse = keras_trajectory(native, initial, gradients, sparse=True)
+    dense = keras_trajectory(type(native).from_config(native.get_config()),
+                             initial, densify(gradients))
+    with pytest.raises(AssertionError, match="variable 3"):
+      testing.compare_trajectories(sparse, dense, rtol=1e-5, atol=1e-6)
+  lazy = keras_trajectory(tf_bridge.legacy.SGD(momentum=0.9), initial,
+                          gradients, sparse=True)
+  touched = set()
+  for step, (_, indices) in enumerate(g[3] for g in gradients):
+    untouched = sorted(set(range(6)) - set(indices.tolist()))
+    before = initial[3] if step == 0 else lazy[step - 1][3]
+    np.testing.assert_array_equal(lazy[step][3][untouched], before[untouched])
+    touched |= set(indices.tolist())
+  assert touched == set(range(6))
+
+
+@pytest.mark.parametrize("make,native", [
+    (lambda: tf_bridge.Adam(amsgrad=True, beta_2=0.9, weight_decay=0.1,
+                            clipnorm=0.5, use_ema=True,
+                            ema_overwrite_frequency=3,
+                            gradient_accumulation_steps=2),
+     lambda: keras.optimizers.Adam(amsgrad=True, beta_2=0.9, weight_decay=0.1,
+                                   clipnorm=0.5, use_ema=True,
+                                   ema_overwrite_frequency=3,
+                                   gradient_accumulation_steps=2)),
+    (lambda: tf_bridge.SGD(
+        keras.optimizers.schedules.ExponentialDecay(0.05, 10, 0.5),
+        momentum=0.9, global_clipnorm=1.0),
+     lambda: keras.optimizers.SGD(
+         keras.optimizers.schedules.ExponentialDecay(0.05, 10, 0.5),
+         momentum=0.9, global_clipnorm=1.0)),
+    (lambda: tf_bridge.legacy.Adam(decay=0.05, clipnorm=0.5, clipvalue=0.3),
+     lambda: tf_keras.optimizers.legacy.Adam(decay=0.05, clipnorm=0.5,
+                                             clipvalue=0.3)),
+    (lambda: tf_bridge.legacy.RMSprop(
+        tf_keras.optimizers.schedules.InverseTimeDecay(0.01, 5, 0.5),
+        momentum=0.5, centered=True),
+     lambda: tf_keras.optimizers.legacy.RMSprop(
+         tf_keras.optimizers.schedules.InverseTimeDecay(0.01, 5, 0.5),
+         momentum=0.5, centered=True)),
+], ids=["keras3-base-arguments", "keras3-schedule", "legacy-decay-clip",
+        "legacy-schedule"])
+def test_keras_base_features_around_the_bridge(make, native):
+  initial, gradients = problem(sparse=False)
+  testing.compare_trajectories(
+      keras_trajectory(make(), initial, gradients, in_function=True),
+      keras_trajectory(native(), initial, gradients, in_function=True),
+      rtol=1e-5, atol=1e-6, actual_name="bridge")
+
+
+def xla_call_module_count(function):
+  (concrete,) = function._list_all_concrete_functions()  # pylint: disable=protected-access
+  return sum(op.type == "XlaCallModule"
+             for op in concrete.graph.get_operations())
+
+
+@pytest.mark.parametrize("optimizer", [
+    lambda: tf_bridge.Adam(), lambda: tf_bridge.legacy.RMSprop(momentum=0.9)],
+    ids=["keras3", "legacy"])
+def test_one_xla_call_traced_once(optimizer):
+  optimizer = optimizer()
+  initial, gradients = problem(sparse=False)
+  keras_trajectory(optimizer, initial, gradients[:3])
+  (step,) = optimizer._fused._steps.values()  # pylint: disable=protected-access
+  assert xla_call_module_count(step) == 1
+  assert step.experimental_get_tracing_count() == 1
+
+
+def test_a_variable_without_gradient_is_skipped():
+  variables = [keras.Variable(np.ones(3, np.float32), name="a"),
+               keras.Variable(np.ones(2, np.float32), name="b")]
+  optimizer = tf_bridge.Adam(0.1)
+  optimizer.build(variables)
+  optimizer.apply([tf.ones(3), tf.ones(2)], variables)
+  b_before = keras.ops.convert_to_numpy(variables[1]).copy()
+  slots_before = [keras.ops.convert_to_numpy(v).copy()
+                  for v in optimizer.variables if "b_" in v.path]
+  optimizer.apply_gradients([(tf.ones(3), variables[0]), (None, variables[1])])
+  np.testing.assert_array_equal(keras.ops.convert_to_numpy(variables[1]),
+                                b_before)
+  slots_after = [keras.ops.convert_to_numpy(v) for v in optimizer.variables
+                 if "b_" in v.path]
+  assert len(slots_after) == len(slots_before) == 2
+  for after, before in zip(slots_after, slots_before):
+    np.testing.assert_array_equal(after, before)
+  # `a` took both steps: Adam moves by the learning rate on constant grads.
+  np.testing.assert_allclose(keras.ops.convert_to_numpy(variables[0]), 0.8,
+                             rtol=1e-5)
+
+
+# --- model.fit ---------------------------------------------------------------
+
+VOCABULARY = 320
+
+
+def fit_data():
+  """Every token id once, so no batch has duplicate indices (where Keras 3's
+  TensorFlow backend is defective; see test_bridged_in_tf_function_and_sparse)."""
+  rng = np.random.default_rng(0)
+  tokens = rng.permutation(VOCABULARY).reshape(64, 5).astype(np.int32)
+  targets = rng.standard_normal((64, 1)).astype(np.float32)
+  return tokens, targets
+
+
+def make_model(layers_module, models_module, seed=0):
+  rng = np.random.default_rng(seed)
+  model = models_module.Sequential([
+      layers_module.Input((5,), dtype="int32"),
+      layers_module.Embedding(VOCABULARY, 4),
+      layers_module.GlobalAveragePooling1D(),
+      layers_module.Dense(8, activation="tanh"),
+      layers_module.Dense(1)])
+  model.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.5
+                     for w in model.get_weights()])
+  return model
+
+
+def fit(optimizer, legacy, callbacks=(), jit_compile=False, epochs=3):
+  tokens, targets = fit_data()
+  if legacy:
+    model = make_model(tf_keras.layers, tf_keras)
+    model.compile(optimizer=optimizer, loss="mse")
+  else:
+    model = make_model(keras.layers, keras)
+    model.compile(optimizer=optimizer, loss="mse", jit_compile=jit_compile)
+  model.fit(tokens, targets, batch_size=16, epochs=epochs, shuffle=False,
+            verbose=0, callbacks=list(callbacks))
+  return model
+
+
+FIT_CASES = [
+    ("Adam", {}), ("SGD", {"momentum": 0.9}), ("RMSprop", {"momentum": 0.5}),
+]
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+@pytest.mark.parametrize("name,kwargs", FIT_CASES, ids=[c[0] for c in FIT_CASES])
+def test_model_fit_matches_native(name, kwargs, legacy):
+  bridged_module = tf_bridge.legacy if legacy else tf_bridge
+  native_module = (tf_keras.optimizers.legacy if legacy
+                   else keras.optimizers)
+  kwargs = {"learning_rate": 0.05, **kwargs}
+  bridged = fit(getattr(bridged_module, name)(**kwargs), legacy)
+  native = fit(getattr(native_module, name)(**kwargs), legacy)
+  for got, want in zip(bridged.get_weights(), native.get_weights()):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_model_fit_with_jit_compile():
+  bridged = fit(tf_bridge.Adam(0.05), legacy=False, jit_compile=True)
+  native = fit(keras.optimizers.Adam(0.05), legacy=False, jit_compile=True)
+  for got, want in zip(bridged.get_weights(), native.get_weights()):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_learning_rate_callbacks(legacy):
+  callbacks_module = tf_keras.callbacks if legacy else keras.callbacks
+
+  def callbacks():
+    return [callbacks_module.LearningRateScheduler(
+        lambda epoch, rate: rate * 0.5 if epoch else rate),
+            callbacks_module.ReduceLROnPlateau(monitor="loss", factor=0.1,
+                                               patience=0, min_delta=10.0)]
+
+  module = tf_bridge.legacy if legacy else tf_bridge
+  native_module = tf_keras.optimizers.legacy if legacy else keras.optimizers
+  bridged = fit(module.Adam(0.05), legacy, callbacks(), epochs=4)
+  native = fit(native_module.Adam(0.05), legacy, callbacks(), epochs=4)
+  rate = float(keras.ops.convert_to_numpy(bridged.optimizer.learning_rate))
+  assert rate == pytest.approx(float(keras.ops.convert_to_numpy(
+      native.optimizer.learning_rate)))
+  assert rate < 0.05 * 0.5 ** 3  # Both callbacks acted.
+  for got, want in zip(bridged.get_weights(), native.get_weights()):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+# --- serialization and checkpoints --------------------------------------------
+
+def test_get_config_round_trips():
+  optimizer = tf_bridge.RMSprop(0.01, momentum=0.5, centered=True,
+                                clipnorm=2.0, use_ema=True)
+  config = optimizer.get_config()
+  assert config["momentum"] == 0.5 and config["centered"] is True
+  assert config["clipnorm"] == 2.0 and config["use_ema"] is True
+  clone = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
+  assert type(clone) is tf_bridge.RMSprop
+  assert clone.get_config() == config
+  legacy = tf_bridge.legacy.Adam(0.01, amsgrad=True, decay=0.1, clipvalue=1.0)
+  clone = tf_bridge.legacy.Adam.from_config(legacy.get_config())
+  assert clone.get_config() == legacy.get_config()
+
+
+def test_bad_constructor_arguments():
+  with pytest.raises(TypeError, match=r"Adam\(\) got unexpected keyword "
+                     r"argument\(s\) \['betta_1'\]"):
+    tf_bridge.Adam(betta_1=0.9)
+  with pytest.raises(ValueError, match=r"`beta_1` must be in \[0, 1\)"):
+    tf_bridge.legacy.Adam(beta_1=1.5)
+
+
+def test_model_save_and_load_restores_optimizer_state(tmp_path):
+  tokens, targets = fit_data()
+  model = fit(tf_bridge.Adam(0.05, amsgrad=True), legacy=False, epochs=1)
+  path = str(tmp_path / "model.keras")
+  model.save(path)
+  loaded = keras.models.load_model(path)
+  assert type(loaded.optimizer) is tf_bridge.Adam
+  saved = [keras.ops.convert_to_numpy(v) for v in model.optimizer.variables]
+  restored = [keras.ops.convert_to_numpy(v) for v in loaded.optimizer.variables]
+  assert len(saved) == len(restored) > 3
+  for a, b in zip(saved, restored):
+    np.testing.assert_array_equal(a, b)
+  for m in (model, loaded):
+    m.fit(tokens, targets, batch_size=16, epochs=1, shuffle=False, verbose=0)
+  for a, b in zip(model.get_weights(), loaded.get_weights()):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_legacy_model_save_and_load(tmp_path):
+  tokens, targets = fit_data()
+  model = fit(tf_bridge.legacy.RMSprop(0.05, momentum=0.5), legacy=True,
+              epochs=1)
+  path = str(tmp_path / "model.h5")
+  model.save(path)
+  loaded = tf_keras.models.load_model(path)
+  assert type(loaded.optimizer) is tf_bridge.legacy.RMSprop
+  for a, b in zip(model.optimizer.get_weights(), loaded.optimizer.get_weights()):
+    np.testing.assert_array_equal(a, b)
+  for m in (model, loaded):
+    m.fit(tokens, targets, batch_size=16, epochs=1, shuffle=False, verbose=0)
+  for a, b in zip(model.get_weights(), loaded.get_weights()):
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_checkpoint_resume_equals_uninterrupted(legacy, tmp_path):
+  module = tf_bridge.legacy if legacy else tf_bridge
+  layers, models = ((tf_keras.layers, tf_keras) if legacy
+                    else (keras.layers, keras))
+  tokens, targets = fit_data()
+
+  def compiled(seed=0):
+    model = make_model(layers, models, seed)
+    model.compile(optimizer=module.Adam(0.05, amsgrad=True), loss="mse")
+    return model
+
+  def train(model):
+    model.fit(tokens, targets, batch_size=16, epochs=1, shuffle=False,
+              verbose=0)
+
+  straight = compiled()
+  train(straight)
+  train(straight)
+
+  first = compiled()
+  train(first)
+  path = tf.train.Checkpoint(model=first, optimizer=first.optimizer).save(
+      str(tmp_path / "ckpt"))
+  resumed = compiled(seed=1)  # Other weights, to be overwritten.
+  if not legacy:  # Keras 3 creates its variables at build, before restoring.
+    resumed.optimizer.build(resumed.trainable_variables)
+  tf.train.Checkpoint(model=resumed, optimizer=resumed.optimizer).restore(
+      path).expect_partial()
+  train(resumed)
+  for a, b in zip(straight.get_weights(), resumed.get_weights()):
+    np.testing.assert_array_equal(a, b)
+
+
+# --- a user's own optimizer --------------------------------------------------
+
+def sign_momentum(learning_rate=0.01, momentum=0.9):
+  """A user's transform: the sign of a momentum average."""
+  return optax.chain(optax.ema(momentum, debias=False), optax.scale_by_sign(),
+                     optax.scale_by_learning_rate(learning_rate))
+
+
+SignMomentum = tf_bridge.keras_optimizer(sign_momentum)
+
+
+def test_user_factory_in_one_line(tmp_path):
+  assert SignMomentum.__name__ == "SignMomentum"
+  model = fit(SignMomentum(0.01, momentum=0.5), legacy=False, epochs=1)
+  # The same steps, written in JAX against the same gradients:
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(SignMomentum(0.01, momentum=0.5), initial,
+                             gradients)
+  port = testing.transform_trajectory(sign_momentum(0.01, 0.5), initial,
+                                      gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
+  path = str(tmp_path / "user.keras")
+  model.save(path)
+  loaded = keras.models.load_model(path)
+  assert type(loaded.optimizer) is SignMomentum
+  assert loaded.optimizer.get_config()["momentum"] == 0.5
+
+
+def test_centered_momentum_as_keras_class_equals_its_port():
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(
+      tf_bridge.CenteredMomentumSGD(0.05, momentum=0.9), initial, gradients)
+  port = testing.transform_trajectory(
+      jaxopt_port.centered_momentum_sgd(0.05, momentum=0.9), initial, gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
