@@ -447,3 +447,46 @@ def test_centered_momentum_as_keras_class_equals_its_port():
   port = testing.transform_trajectory(
       jaxopt_port.centered_momentum_sgd(0.05, momentum=0.9), initial, gradients)
   testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
+
+
+# --- mixed precision -----------------------------------------------------------
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_loss_scale_optimizer_wraps_a_bridged_optimizer(legacy):
+  """mixed_float16: LossScaleOptimizer scales, skips overflows, unscales."""
+  precision = tf_keras.mixed_precision if legacy else keras.mixed_precision
+  layers, models = (tf_keras.layers, tf_keras) if legacy else (keras.layers,
+                                                                keras)
+  bridged_module = tf_bridge.legacy if legacy else tf_bridge
+  native_module = tf_keras.optimizers.legacy if legacy else keras.optimizers
+  rng = np.random.default_rng(0)
+  inputs = rng.standard_normal((64, 8)).astype(np.float32)
+  targets = rng.standard_normal((64, 1)).astype(np.float32)
+  initial = None
+
+  def run(optimizer):
+    nonlocal initial
+    model = models.Sequential([layers.Input((8,)),
+                               layers.Dense(16, activation="relu"),
+                               layers.Dense(1, dtype="float32")])
+    initial = initial or [rng.standard_normal(w.shape).astype(np.float32) * 0.3
+                          for w in model.get_weights()]
+    model.set_weights(initial)
+    model.compile(optimizer=precision.LossScaleOptimizer(optimizer),
+                  loss="mse")
+    model.fit(inputs, targets, batch_size=16, epochs=2, shuffle=False,
+              verbose=0)
+    return model
+
+  previous = precision.global_policy()
+  precision.set_global_policy("mixed_float16")
+  try:
+    bridged = run(bridged_module.Adam(0.01))
+    native = run(native_module.Adam(0.01))
+  finally:
+    precision.set_global_policy(previous)
+  assert bridged.layers[0].compute_dtype == "float16"
+  inner = bridged.optimizer.inner_optimizer
+  assert type(inner) is bridged_module.Adam
+  for got, want in zip(bridged.get_weights(), native.get_weights()):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)

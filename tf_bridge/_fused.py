@@ -163,6 +163,38 @@ class FusedTransform:
     return step
 
 
+def apply_fused(fused: "FusedTransform", distribution: Any,
+                keys: Sequence[str], treedef: Any, roles: Sequence[int | None],
+                variables: Sequence[Any], grads: Sequence[Any],
+                state_variables: Sequence[Any], learning_rate: Any) -> Any:
+  """Runs the fused step on every device of `distribution` and assigns.
+
+  Called in cross-replica context (inside Keras's `merge_call`) with reduced
+  gradients; `grads` is aligned with `variables`, None where a variable has
+  no gradient. One `extended.update` call hands `update_on_device` each
+  device's component of every mirrored variable and gradient, so each device
+  runs one XLA call for all its variables.
+  """
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  present = tuple(g is not None for g in grads)
+
+  def update_on_device(_, variables, grads, state_variables, learning_rate):
+    dense, masks, masked = dense_gradients(grads, variables, fused.lazy_sparse)
+    step = fused.converted_step(keys, treedef, present, roles, masked)
+    new_params, new_state = step(
+        [tf.convert_to_tensor(v) for v in variables], dense,
+        [tf.convert_to_tensor(s) for s in state_variables],
+        tf.cast(learning_rate, tf.float32), masks)
+    return tf.group(
+        [v.assign(value) for v, value in zip(variables, new_params)]
+        + [s.assign(value) for s, value in zip(state_variables, new_state)])
+
+  return distribution.extended.update(
+      variables[0], update_on_device,
+      args=(list(variables), list(grads), list(state_variables),
+            learning_rate), group=True)
+
+
 def dense_gradients(grads: Sequence[Any], variables: Sequence[Any],
                     lazy_sparse: bool) -> tuple[list[Any], list[Any],
                                                 tuple[bool, ...]]:

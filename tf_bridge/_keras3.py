@@ -118,23 +118,21 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
       import tensorflow as tf  # pylint: disable=import-outside-toplevel
-      positions = {self._get_variable_index(v): g
-                   for v, g in zip(trainable_variables, grads)}
-      variables = self._trainable_variables
-      present = tuple(index in positions for index in range(len(variables)))
-      params = [v.value for v in variables]
-      dense, masks, masked = _fused.dense_gradients(
-          [positions.get(index) for index in range(len(variables))], params,
-          self._fused.lazy_sparse)
-      step = self._fused.converted_step(self._keys, self._treedef, present,
-                                        self._state_roles, masked)
-      new_params, new_state = step(
-          params, dense, [s.value for s in self._state_variables],
-          tf.cast(learning_rate, tf.float32), masks)
-      for variable, value in zip(variables, new_params):
-        variable.assign(value)
-      for variable, value in zip(self._state_variables, new_state):
-        variable.assign(value)
+      indices = [self._get_variable_index(v) for v in trainable_variables]
+      grads_and_vars = self._all_reduce_sum_gradients(
+          list(zip(grads, [v.value for v in trainable_variables])))
+      aligned = [None] * len(self._trainable_variables)
+      for index, (grad, _) in zip(indices, grads_and_vars):
+        aligned[index] = grad
+      tf.__internal__.distribute.interim.maybe_merge_call(
+          self._fused_update, self._distribution_strategy, aligned,
+          learning_rate)
+
+    def _fused_update(self, distribution, grads, learning_rate):
+      return _fused.apply_fused(
+          self._fused, distribution, self._keys, self._treedef,
+          self._state_roles, [v.value for v in self._trainable_variables],
+          grads, [s.value for s in self._state_variables], learning_rate)
 
     def get_config(self):
       config = super().get_config()

@@ -96,30 +96,26 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def _distributed_apply(self, distribution, grads_and_vars, apply_state,
                            name):
-      del distribution, apply_state, name
-      positions = {v.ref(): g for g, v in grads_and_vars}
+      del apply_state, name
       variables = self._variables_built_for
-      present = tuple(v.ref() in positions for v in variables)
+      positions = {v.ref(): g for g, v in grads_and_vars}
       unknown = [v.name for _, v in grads_and_vars
                  if not any(v is known for known in variables)]
       if unknown:
         raise ValueError(
             f"{class_name} was built for {[v.name for v in variables]}; it "
             f"cannot update {unknown}.")
-      dense, masks, masked = _fused.dense_gradients(
-          [positions.get(v.ref()) for v in variables], variables,
-          self._fused.lazy_sparse)
-      step = self._fused.converted_step(self._keys, self._treedef, present,
-                                        self._state_roles, masked)
-      new_params, new_state = step(
-          [tf.convert_to_tensor(v) for v in variables], dense,
-          [tf.convert_to_tensor(s) for s in self._state_variables],
-          tf.cast(self._decayed_lr(tf.float32), tf.float32), masks)
-      for variable, value in zip(variables, new_params):
-        variable.assign(value)
-      for variable, value in zip(self._state_variables, new_state):
-        variable.assign(value)
-      return self.iterations.assign_add(1)
+      update = _fused.apply_fused(
+          self._fused, distribution, self._keys, self._treedef,
+          self._state_roles, variables,
+          [positions.get(v.ref()) for v in variables], self._state_variables,
+          self._decayed_lr(tf.float32))
+      # As OptimizerV2: an op in graphs (LossScaleOptimizer's tf.cond pairs it
+      # with a no-op), the new count when eager.
+      if tf.executing_eagerly():
+        return self.iterations.assign_add(1)
+      with tf.control_dependencies([update]):
+        return self.iterations.assign_add(1, read_value=False)
 
     def get_config(self):
       config = super().get_config()
