@@ -131,6 +131,18 @@ class FusedTransform:
           self._jax_step(keys, treedef, present, roles, masked))
     return self._steps[key]
 
+  def jitted_step(self, keys: Sequence[str], treedef: Any,
+                  present: tuple[bool, ...], roles: Sequence[int | None]):
+    """The fused step as a jitted JAX function (Keras 3's JAX backend)."""
+    key = ("jax", tuple(keys), treedef, present)
+    if key not in self._steps:
+      step = self._jax_step(keys, treedef, present, roles,
+                            (False,) * len(keys))
+      self._steps[key] = jax.jit(
+          lambda params, grads, state, rate: step(params, grads, state, rate,
+                                                  []))
+    return self._steps[key]
+
   def _jax_step(self, keys, treedef, present, roles, masked):
     def keep_untouched_rows(new, old, mask):
       mask = mask.reshape(mask.shape + (1,) * (new.ndim - 1))

@@ -30,6 +30,16 @@ def _constant(value: np.ndarray):
   return initializer
 
 
+def _eager_values(variables) -> list[np.ndarray]:
+  """The variables' values, also when the build happens in a tf.function."""
+  import keras  # pylint: disable=import-outside-toplevel
+  if keras.backend.backend() != "tensorflow":
+    return [keras.ops.convert_to_numpy(v) for v in variables]
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  with tf.init_scope():
+    return [keras.ops.convert_to_numpy(v) for v in variables]
+
+
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
                     ) -> type:
@@ -95,9 +105,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().build(variables)
       self._keys = _fused.unique_keys(
           [getattr(v, "path", v.name) for v in variables])
-      import tensorflow as tf  # pylint: disable=import-outside-toplevel
-      with tf.init_scope():  # Built lazily inside a tf.function too.
-        values = [keras.ops.convert_to_numpy(v) for v in variables]
+      values = _eager_values(variables)
       self._treedef, leaves = self._fused.initial_state(self._keys, values,
                                                         0.001)
       self._state_roles = [leaf.slot_of for leaf in leaves]
@@ -117,6 +125,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         self._state_variables.append(variable)
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
+      if keras.backend.backend() == "jax":
+        return self._jax_update_step(grads, trainable_variables, learning_rate)
       import tensorflow as tf  # pylint: disable=import-outside-toplevel
       indices = [self._get_variable_index(v) for v in trainable_variables]
       grads_and_vars = self._all_reduce_sum_gradients(
@@ -127,6 +137,27 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       tf.__internal__.distribute.interim.maybe_merge_call(
           self._fused_update, self._distribution_strategy, aligned,
           learning_rate)
+
+    def _jax_update_step(self, grads, trainable_variables, learning_rate):
+      """On Keras 3's JAX backend the transform runs directly, jitted."""
+      import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+      aligned = [None] * len(self._trainable_variables)
+      for variable, grad in zip(trainable_variables, grads):
+        aligned[self._get_variable_index(variable)] = grad
+      present = tuple(g is not None for g in aligned)
+      params = [v.value for v in self._trainable_variables]
+      step = self._fused.jitted_step(self._keys, self._treedef, present,
+                                     self._state_roles)
+      new_params, new_state = step(
+          params,
+          [jnp.zeros_like(p) if g is None else jnp.asarray(g, p.dtype)
+           for g, p in zip(aligned, params)],
+          [s.value for s in self._state_variables],
+          jnp.asarray(learning_rate, jnp.float32))
+      for variable, value in zip(self._trainable_variables, new_params):
+        variable.assign(value)
+      for variable, value in zip(self._state_variables, new_state):
+        variable.assign(value)
 
     def _fused_update(self, distribution, grads, learning_rate):
       return _fused.apply_fused(

@@ -1,0 +1,42 @@
+"""Keras 3's JAX backend: the same `tf_bridge` classes run the transform
+directly (no jax2tf, no TensorFlow) and train as on the TensorFlow backend.
+
+Each backend is a process of its own (KERAS_BACKEND is read once).
+"""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+SCRIPT = pathlib.Path(__file__).parent / "scripts" / "jax_backend.py"
+
+
+def run(backend):
+  result = subprocess.run([sys.executable, str(SCRIPT), backend],
+                          capture_output=True, text=True, timeout=900,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def reports():
+  return run("jax"), run("tensorflow")
+
+
+def test_jax_backend_does_not_import_tensorflow(reports):
+  jax_report, tf_report = reports
+  assert jax_report["backend"] == "jax" and tf_report["backend"] == "tensorflow"
+  assert jax_report["tensorflow_imported"] is False
+
+
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "AdamW"])
+def test_jax_backend_equals_tensorflow_backend(reports, name):
+  jax_report, tf_report = reports
+  for got, want in zip(jax_report["weights"][name], tf_report["weights"][name]):
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5,
+                               atol=1e-6)
