@@ -26,11 +26,13 @@ def test_adam_table(adam_report):
   assert result.returncode == 0, result.stderr
   lines = result.stdout.splitlines()
   assert lines[0].startswith("adam: least squares (8x4 kernel + bias), 30 steps")
-  rows = {line.split()[0]: line.split() for line in lines[3:7]}
+  rows = {line.split()[0]: line.split() for line in lines[3:]
+          if not line.startswith("plot")}
   assert set(rows) == {"keras.optimizers.Adam", "jaxopt_port.adam",
-                       "tf_keras.optimizers.legacy.Adam",
-                       "jaxopt_port.legacy.adam"}
-  for name in ("jaxopt_port.adam", "jaxopt_port.legacy.adam"):
+                       "tf_bridge.Adam", "tf_keras.optimizers.legacy.Adam",
+                       "jaxopt_port.legacy.adam", "tf_bridge.legacy.Adam"}
+  for name in ("jaxopt_port.adam", "jaxopt_port.legacy.adam",
+               "tf_bridge.Adam", "tf_bridge.legacy.Adam"):
     assert rows[name][-1] == "yes"
     assert float(rows[name][-6]) < 1e-6  # max |diff| column.
 
@@ -42,17 +44,18 @@ def test_adam_json_and_plot(adam_report):
   assert report["reference"] == "keras.optimizers.Adam (native)"
   names = [row["name"] for row in report["implementations"]]
   assert names == ["keras.optimizers.Adam (native)", "jaxopt_port.adam",
-                   "tf_keras.optimizers.legacy.Adam (native)",
-                   "jaxopt_port.legacy.adam"]
+                   "tf_bridge.Adam", "tf_keras.optimizers.legacy.Adam (native)",
+                   "jaxopt_port.legacy.adam", "tf_bridge.legacy.Adam"]
   for row in report["implementations"]:
     assert set(row) >= {"name", "final_loss", "max_abs_diff", "max_rel_diff",
                         "losses"}
     assert len(row["losses"]) == 30
     assert row["losses"][-1] < row["losses"][0]  # It trains.
-  port = report["implementations"][1]
-  assert port["reference"] == "keras.optimizers.Adam (native)"
-  assert 0 < port["max_abs_diff"] < 1e-6
-  assert abs(port["final_loss"] - report["implementations"][0]["final_loss"]) < 1e-4
+  native = report["implementations"][0]
+  for port_or_bridge in report["implementations"][1:3]:
+    assert port_or_bridge["reference"] == "keras.optimizers.Adam (native)"
+    assert 0 < port_or_bridge["max_abs_diff"] < 1e-6
+    assert abs(port_or_bridge["final_loss"] - native["final_loss"]) < 1e-4
   png = (directory / "parity.png").read_bytes()
   assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
@@ -63,6 +66,14 @@ def test_forced_mismatch_exits_1(tmp_path):
                   "0", "--atol", "0", cwd=tmp_path)
   assert result.returncode == 1, result.stdout + result.stderr
   assert result.stdout.splitlines()[-1].endswith("NO")
+
+
+def test_keras3_only_algorithm_gets_the_legacy_bridge(tmp_path):
+  result = parity("--optimizer", "adamw", "--steps", "5", cwd=tmp_path)
+  assert result.returncode == 0, result.stderr
+  names = [line.split()[0] for line in result.stdout.splitlines()[3:]]
+  assert names == ["keras.optimizers.AdamW", "jaxopt_port.adamw",
+                   "tf_bridge.AdamW", "tf_bridge.legacy.AdamW"]
 
 
 def test_unknown_optimizer(tmp_path):

@@ -5,8 +5,10 @@
 
 Every implementation trains the same seeded least-squares problem (a 8x4
 kernel and a bias, 64 samples) from the same start, each computing its own
-gradients (TensorFlow's GradientTape or `jax.grad`). Each JAX port is compared
-with the native optimizer of its Keras generation at every step: the report
+gradients (TensorFlow's GradientTape or `jax.grad`): the native Keras
+optimizer, the JAX port, and the bridged Keras class (`tf_bridge.<Name>`,
+`tf_bridge.legacy.<Name>`). Each is compared with the native optimizer of its
+Keras generation at every step: the report
 gives the largest absolute and relative parameter difference, the final loss
 and the time per step. NAME is `adam` (Keras 3; its legacy namesake runs too
 when there is one) or `legacy.adam` (OptimizerV2 only). The exit status is 1
@@ -66,18 +68,16 @@ def _timed_loop(step, steps: int) -> tuple[list[Any], float]:
   return results, (time.perf_counter() - start) / max(steps - 1, 1)
 
 
-def run_native(declaration: catalog.Declaration, problem: Problem,
-               steps: int) -> Run:
+def run_keras(optimizer: Any, problem: Problem, steps: int, name: str,
+              reference: str | None) -> Run:
+  """Trains with a Keras optimizer of either generation, native or bridged."""
+  import keras  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  optimizer = declaration.native_class()()
   inputs, targets = tf.constant(problem.inputs), tf.constant(problem.targets)
-  if declaration.generation == catalog.KERAS:
-    import keras  # pylint: disable=import-outside-toplevel
-    variables = [keras.Variable(value, name=name) for value, name in
-                 zip(problem.initial, ("kernel", "bias"))]
-  else:
-    variables = [tf.Variable(value, name=name) for value, name in
-                 zip(problem.initial, ("kernel", "bias"))]
+  make = (keras.Variable if isinstance(optimizer, keras.optimizers.Optimizer)
+          else tf.Variable)
+  variables = [make(value, name=label) for value, label in
+               zip(problem.initial, ("kernel", "bias"))]
 
   def loss_value():
     kernel, bias = variables
@@ -91,8 +91,26 @@ def run_native(declaration: catalog.Declaration, problem: Problem,
     return [np.array(v.numpy()) for v in variables], float(loss_value())
 
   results, seconds = _timed_loop(step, steps)
-  return Run(f"{declaration.native_path} (native)", None,
-             [r[0] for r in results], [r[1] for r in results], seconds)
+  return Run(name, reference, [r[0] for r in results], [r[1] for r in results],
+             seconds)
+
+
+def bridged_runs(declaration: catalog.Declaration, problem: Problem,
+                 steps: int, reference: str) -> list[Run]:
+  """The Keras classes wrapping the port: its own generation's, and the
+  OptimizerV2 one for a Keras 3 algorithm that legacy lacks."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  name = declaration.class_name
+  if declaration.generation == catalog.LEGACY:
+    return [run_keras(getattr(tf_bridge.legacy, name)(), problem, steps,
+                      f"tf_bridge.legacy.{name}", reference)]
+  runs = [run_keras(getattr(tf_bridge, name)(), problem, steps,
+                    f"tf_bridge.{name}", reference)]
+  if "legacy." + declaration.name not in catalog.BY_NAME:
+    runs.append(run_keras(getattr(tf_bridge.legacy, name)(), problem, steps,
+                          f"tf_bridge.legacy.{name}", reference))
+  return runs
 
 
 def run_port(declaration: catalog.Declaration, problem: Problem, steps: int,
@@ -187,16 +205,21 @@ def compare(name: str, steps: int, seed: int, rtol: float, atol: float,
   """Runs every implementation of `name`; returns the report as plain data."""
   problem = make_problem(seed)
   declarations = groups_for(name)
-  total = 2 * len(declarations)
+  total = 3 * len(declarations)
   rows = []
   for index, declaration in enumerate(declarations):
     if show_progress:
-      _progress(2 * index, total, declaration.native_path)
-    native = run_native(declaration, problem, steps)
+      _progress(3 * index, total, declaration.native_path)
+    native_name = f"{declaration.native_path} (native)"
+    native = run_keras(declaration.native_class()(), problem, steps,
+                       native_name, None)
     if show_progress:
-      _progress(2 * index + 1, total, declaration.port_path)
-    port = run_port(declaration, problem, steps, native.name)
-    for run in (native, port):
+      _progress(3 * index + 1, total, declaration.port_path)
+    port = run_port(declaration, problem, steps, native_name)
+    if show_progress:
+      _progress(3 * index + 2, total, "tf_bridge " + declaration.class_name)
+    for run in [native, port] + bridged_runs(declaration, problem, steps,
+                                             native_name):
       diff = differences(run, native, rtol, atol)
       rows.append({
           "name": run.name,
@@ -217,7 +240,7 @@ def compare(name: str, steps: int, seed: int, rtol: float, atol: float,
 
 
 def format_table(report: dict[str, Any]) -> str:
-  header = (f"{'implementation':<44} {'compared with':<38} {'max |diff|':>10} "
+  header = (f"{'implementation':<44} {'compared with':<42} {'max |diff|':>10} "
             f"{'max rel':>9} {'tol used':>8} {'final loss':>11} {'ms/step':>8}"
             "  ok")
   lines = [f"{report['optimizer']}: least squares ({FEATURES}x{OUTPUTS} kernel "
@@ -227,7 +250,7 @@ def format_table(report: dict[str, Any]) -> str:
   for row in report["implementations"]:
     reference = row["reference"] or "(reference)"
     lines.append(
-        f"{row['name']:<44} {reference:<38} {row['max_abs_diff']:>10.2e} "
+        f"{row['name']:<44} {reference:<42} {row['max_abs_diff']:>10.2e} "
         f"{row['max_rel_diff']:>9.2e} {row['tolerance_used']:>8.3f} "
         f"{row['final_loss']:>11.6f} "
         f"{1000 * row['seconds_per_step']:>8.2f}  "
