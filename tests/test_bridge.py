@@ -93,17 +93,20 @@ def bridged_instance(declaration, index):
   return bridged_class(declaration)()
 
 
+@pytest.mark.parametrize("in_function", [False, True],
+                         ids=["eager", "tf.function"])
 @pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
-def test_bridged_equals_native_and_port(case):
+def test_bridged_equals_native_and_port(case, in_function):
   declaration, _ = ALL_CLASSES[case]
   initial, gradients = problem(sparse=False)
   bridged = keras_trajectory(bridged_instance(declaration, case), initial,
-                             gradients)
+                             gradients, in_function=in_function)
   port = testing.transform_trajectory(declaration.port(), initial, gradients)
   testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6,
                                actual_name="bridge", expected_name="port")
   if declaration.has_native:
-    native = keras_trajectory(declaration.native_class()(), initial, gradients)
+    native = keras_trajectory(declaration.native_class()(), initial, gradients,
+                              in_function=in_function)
     testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
                                  actual_name="bridge",
                                  expected_name=declaration.native_path)
@@ -115,10 +118,12 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
     for name in ("sgd", "rmsprop", "legacy.sgd", "legacy.rmsprop")]
 
 
+@pytest.mark.parametrize("in_function", [False, True],
+                         ids=["eager", "tf.function"])
 @pytest.mark.parametrize(
     "declaration,kwargs", SPARSE_CASES,
     ids=[d.name + ("-momentum" if k else "") for d, k in SPARSE_CASES])
-def test_bridged_in_tf_function_and_sparse(declaration, kwargs):
+def test_bridged_sparse(declaration, kwargs, in_function):
   """In tf.function; sparse gradients with duplicate indices summed.
 
   Legacy: the native sparse path is the ground truth (lazy where native is
@@ -127,11 +132,11 @@ def test_bridged_in_tf_function_and_sparse(declaration, kwargs):
   """
   initial, gradients = problem(sparse=True)
   bridged = keras_trajectory(bridged_class(declaration)(**kwargs), initial,
-                             gradients, sparse=True, in_function=True)
+                             gradients, sparse=True, in_function=in_function)
   sparse_native = declaration.generation == catalog.LEGACY
   native = keras_trajectory(declaration.native_class()(**kwargs), initial,
                             gradients if sparse_native else densify(gradients),
-                            sparse=sparse_native, in_function=True)
+                            sparse=sparse_native, in_function=in_function)
   testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
                                actual_name="bridge",
                                expected_name=declaration.native_path)
@@ -193,6 +198,35 @@ def test_keras_base_features_around_the_bridge(make, native):
       rtol=1e-5, atol=1e-6, actual_name="bridge")
 
 
+def test_exclude_from_weight_decay():
+  initial, gradients = problem(sparse=False)
+  trajectories = []
+  for optimizer in (tf_bridge.AdamW(0.01, weight_decay=0.5),
+                    keras.optimizers.AdamW(0.01, weight_decay=0.5)):
+    optimizer.exclude_from_weight_decay(var_names=["variable_2"])
+    trajectories.append(keras_trajectory(optimizer, initial, gradients))
+  testing.compare_trajectories(*trajectories, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge")
+  decayed_everywhere = keras_trajectory(tf_bridge.AdamW(0.01, weight_decay=0.5),
+                                        initial, gradients)
+  with pytest.raises(AssertionError, match="variable 2"):
+    testing.compare_trajectories(decayed_everywhere, trajectories[1],
+                                 rtol=1e-5, atol=1e-6)
+
+
+def test_positional_arguments_follow_keras():
+  assert tf_bridge.AdamW(0.01, 0.1, 0.8, name="a").get_config() == (
+      tf_bridge.AdamW(learning_rate=0.01, weight_decay=0.1, beta_1=0.8,
+                      name="a").get_config())
+  native = keras.optimizers.AdamW(0.01, 0.1, 0.8)
+  assert native.weight_decay == 0.1 and native.beta_1 == 0.8
+  legacy = tf_bridge.legacy.RMSprop(0.01, 0.8, 0.5).get_config()
+  assert (legacy["rho"], legacy["momentum"]) == (0.8, 0.5)
+  with pytest.raises(TypeError, match="got multiple values for argument "
+                     "'learning_rate'"):
+    tf_bridge.SGD(0.1, learning_rate=0.2)
+
+
 def xla_call_module_count(function):
   (concrete,) = function._list_all_concrete_functions()  # pylint: disable=protected-access
   return sum(op.type == "XlaCallModule"
@@ -240,7 +274,7 @@ VOCABULARY = 320
 
 def fit_data():
   """Every token id once, so no batch has duplicate indices (where Keras 3's
-  TensorFlow backend is defective; see test_bridged_in_tf_function_and_sparse)."""
+  TensorFlow backend is defective; see test_bridged_sparse)."""
   rng = np.random.default_rng(0)
   tokens = rng.permutation(VOCABULARY).reshape(64, 5).astype(np.int32)
   targets = rng.standard_normal((64, 1)).astype(np.float32)
@@ -438,6 +472,22 @@ def test_user_factory_in_one_line(tmp_path):
   loaded = keras.models.load_model(path)
   assert type(loaded.optimizer) is SignMomentum
   assert loaded.optimizer.get_config()["momentum"] == 0.5
+
+
+def test_user_factory_as_optimizer_v2_class(tmp_path):
+  legacy_class = tf_bridge.legacy.keras_optimizer(sign_momentum,
+                                                  name="LegacySignMomentum")
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(legacy_class(0.01, momentum=0.5, decay=0.1),
+                             initial, gradients)
+  rate = lambda count: 0.01 / (1.0 + 0.1 * count)  # OptimizerV2's decay.
+  port = testing.transform_trajectory(sign_momentum(rate, 0.5), initial,
+                                      gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
+  model = fit(legacy_class(0.01), legacy=True, epochs=1)
+  path = str(tmp_path / "user.h5")
+  model.save(path)
+  assert type(tf_keras.models.load_model(path).optimizer) is legacy_class
 
 
 def test_centered_momentum_as_keras_class_equals_its_port():

@@ -50,6 +50,29 @@ def factory_arguments(factory: Callable[..., Any],
   return own
 
 
+def positional_names(factory: Callable[..., Any]) -> list[str]:
+  """The factory's positional-or-keyword parameters, in order: the bridged
+  constructor takes them positionally too, like Keras's own classes."""
+  return [name for name, parameter in
+          inspect.signature(factory).parameters.items()
+          if parameter.kind == parameter.POSITIONAL_OR_KEYWORD]
+
+
+def bind_positional(class_name: str, names: Sequence[str], args: tuple,
+                    kwargs: dict[str, Any]) -> dict[str, Any]:
+  """`kwargs` with `args` bound to `names`, refusing duplicates."""
+  if len(args) > len(names):
+    raise TypeError(f"{class_name}() takes at most {len(names)} positional "
+                    f"arguments ({', '.join(names)}); {len(args)} were given.")
+  bound = dict(kwargs)
+  for name, value in zip(names, args):
+    if name in bound:
+      raise TypeError(f"{class_name}() got multiple values for argument "
+                      f"'{name}'")
+    bound[name] = value
+  return bound
+
+
 def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
   parameter = inspect.signature(factory).parameters.get("learning_rate")
   if parameter is None or parameter.default is inspect.Parameter.empty:

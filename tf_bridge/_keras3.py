@@ -76,11 +76,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if argument in factory_parameters
       and factory_parameters[argument].default is not inspect.Parameter.empty}
   default_rate = _fused.learning_rate_default(factory, 0.001)
+  positional = _fused.positional_names(factory)
 
   class BridgedOptimizer(keras.optimizers.Optimizer):
     """Set per class below."""
 
-    def __init__(self, learning_rate=default_rate, name=None, **kwargs):
+    def __init__(self, *args, name=None, **kwargs):
+      kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      learning_rate = kwargs.pop("learning_rate", default_rate)
       unknown = sorted(set(kwargs) - set(own_defaults)
                        - set(_fused.KERAS_BASE_ARGUMENTS))
       if unknown:
@@ -177,21 +180,28 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       "in one XLA call per step (see `tf_bridge.keras_optimizer`).\n\n"
       + (inspect.getdoc(factory) or ""))
   BridgedOptimizer.__init__.__signature__ = _constructor_signature(
-      default_rate, own_defaults, {**{k: None for k in
-                                      _fused.KERAS_BASE_ARGUMENTS},
-                                   "use_ema": False, "ema_momentum": 0.99,
-                                   **base_defaults})
+      factory, default_rate, own_defaults, base_defaults)
   return keras.saving.register_keras_serializable(
       package="tf_bridge", name=class_name)(BridgedOptimizer)
 
 
-def _constructor_signature(rate, own, base) -> inspect.Signature:
+def _constructor_signature(factory, rate, own, base_defaults
+                           ) -> inspect.Signature:
+  """(self, learning_rate, <factory's positional>, *, <rest>, <Keras base>,
+  name): what the constructor accepts, for `help()` and IDEs."""
+  import keras  # pylint: disable=import-outside-toplevel
+  positional = _fused.positional_names(factory)
+  base_signature = inspect.signature(
+      keras.src.optimizers.base_optimizer.BaseOptimizer.__init__).parameters
+  base = {name: base_defaults.get(name, base_signature[name].default)
+          for name in _fused.KERAS_BASE_ARGUMENTS}
+  parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+  for name in positional:
+    default = rate if name == "learning_rate" else {**own, **base}[name]
+    parameters.append(inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
   keyword = inspect.Parameter.KEYWORD_ONLY
-  return inspect.Signature(
-      [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-       inspect.Parameter("learning_rate",
-                         inspect.Parameter.POSITIONAL_OR_KEYWORD, default=rate)]
-      + [inspect.Parameter(k, keyword, default=v) for k, v in own.items()]
-      + [inspect.Parameter(k, keyword, default=v) for k, v in base.items()]
-      + [inspect.Parameter("name", keyword, default=None)])
-
+  parameters += [inspect.Parameter(k, keyword, default=v)
+                 for k, v in {**own, **base}.items() if k not in positional]
+  parameters.append(inspect.Parameter("name", keyword, default=None))
+  return inspect.Signature(parameters)

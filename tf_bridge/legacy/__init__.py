@@ -41,11 +41,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   class_name = name or camel_case(factory.__name__)
   own_defaults = _fused.factory_arguments(factory, _fused.LEGACY_BASE_ARGUMENTS)
   default_rate = _fused.learning_rate_default(factory, 0.001)
+  positional = _fused.positional_names(factory)
 
   class BridgedOptimizer(tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
 
-    def __init__(self, learning_rate=default_rate, name=class_name, **kwargs):
+    def __init__(self, *args, name=class_name, **kwargs):
+      kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      learning_rate = kwargs.pop("learning_rate", default_rate)
       unknown = sorted(set(kwargs) - set(own_defaults)
                        - set(_fused.LEGACY_BASE_ARGUMENTS))
       if unknown:
