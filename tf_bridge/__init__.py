@@ -20,3 +20,12 @@ for _declaration in catalog.CATALOG:
         lazy_sparse=_declaration.lazy_sparse)
     __all__.append(_declaration.class_name)
 del _declaration
+
+
+def __getattr__(name: str):
+  """`tf_bridge.legacy`, `.testing`, `.parity` import on first use, so
+  `import tf_bridge` loads neither tf_keras nor TensorFlow."""
+  if name in ("legacy", "testing", "parity"):
+    import importlib  # pylint: disable=import-outside-toplevel
+    return importlib.import_module(f"tf_bridge.{name}")
+  raise AttributeError(f"module 'tf_bridge' has no attribute {name!r}")
