@@ -7,21 +7,26 @@ whose state is an explicit pytree mirroring Keras's optimizer variables.
 """
 
 from jaxopt_port import legacy, schedules
+from jaxopt_port._adadelta import adadelta
 from jaxopt_port._adagrad import adagrad
 from jaxopt_port._adam import adam, adamw
+from jaxopt_port._adamax import adamax
 from jaxopt_port._base import (KerasState, LegacyState, UpdateStep,
                                keras_transform, legacy_transform,
                                with_keras_base_arguments,
                                with_legacy_base_arguments)
 from jaxopt_port._classic import centered_momentum_sgd, momentum_sgd, vanilla_sgd
+from jaxopt_port._lion import lion
+from jaxopt_port._nadam import nadam
 from jaxopt_port._rmsprop import rmsprop
 from jaxopt_port._sgd import sgd
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "UpdateStep", "adagrad", "adam", "adamw",
-    "centered_momentum_sgd", "keras_transform", "legacy", "legacy_transform",
-    "momentum_sgd", "rmsprop", "schedules", "sgd", "vanilla_sgd",
+    "KerasState", "LegacyState", "UpdateStep", "adadelta", "adagrad", "adam",
+    "adamax", "adamw", "centered_momentum_sgd", "keras_transform", "legacy",
+    "legacy_transform", "lion", "momentum_sgd", "nadam", "rmsprop",
+    "schedules", "sgd", "vanilla_sgd",
     "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -24,6 +24,10 @@ OWN = {
     "adagrad": [{}, {"initial_accumulator_value": 0.0, "epsilon": 1e-3},
                 {"learning_rate": 0.1, "initial_accumulator_value": 1.0}],
     "rmsprop": RMSPROP,
+    "adamax": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
+    "nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
+    "adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
+    "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
     "legacy.sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}],
     "legacy.adam": [{}, {"amsgrad": True, "beta_2": 0.9},
                     {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
@@ -31,11 +35,20 @@ OWN = {
     "legacy.adagrad": [{}, {"initial_accumulator_value": 0.0, "epsilon": 1e-3},
                        {"epsilon": 0.0}],
     "legacy.rmsprop": RMSPROP + [{"epsilon": 0.0}],
+    "legacy.adamax": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+                      {"epsilon": 0.0}],
+    "legacy.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3,
+                             "learning_rate": 1.0}, {"epsilon": 0.0}],
 }
 
 # Legacy optimizers replace a zero epsilon by 1e-7, the default: the point
 # checks that rule (a port using 0 leaves the native trajectory at scale 1e-4).
 SAME_TRAJECTORY_AS_DEFAULT = [{"epsilon": 0.0}]
+
+# Optimizers whose step does not depend on the gradients' scale (Lion steps
+# by a sign): `loss_scale_factor` cannot change their trajectory.
+SCALE_INVARIANT = {"lion"}
+LOSS_SCALE_POINT = {"loss_scale_factor": 1e4}
 
 KERAS_BASE = [
     {"weight_decay": 0.05},
@@ -43,7 +56,7 @@ KERAS_BASE = [
     {"clipvalue": 0.3},
     {"global_clipnorm": 0.7},
     {"use_ema": True, "ema_momentum": 0.9, "ema_overwrite_frequency": 3},
-    {"loss_scale_factor": 1e4},
+    LOSS_SCALE_POINT,
     {"gradient_accumulation_steps": 3},
     {"gradient_accumulation_steps": 2, "use_ema": True,
      "ema_overwrite_frequency": 2, "weight_decay": 0.1, "clipnorm": 0.5},

@@ -107,7 +107,8 @@ def bridged_runs(declaration: catalog.Declaration, problem: Problem,
                       f"tf_bridge.legacy.{name}", reference)]
   runs = [run_keras(getattr(tf_bridge, name)(), problem, steps,
                     f"tf_bridge.{name}", reference)]
-  if "legacy." + declaration.name not in catalog.BY_NAME:
+  if ("legacy." + declaration.name not in catalog.BY_NAME
+      and hasattr(tf_bridge.legacy, name)):
     runs.append(run_keras(getattr(tf_bridge.legacy, name)(), problem, steps,
                           f"tf_bridge.legacy.{name}", reference))
   return runs

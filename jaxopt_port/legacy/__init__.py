@@ -14,13 +14,14 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import optax
 
-from jaxopt_port import _adagrad, _adam, _checks, _classic, _rmsprop, _sgd
+from jaxopt_port import (_adadelta, _adagrad, _adam, _adamax, _checks,
+                         _classic, _rmsprop, _sgd)
 from jaxopt_port._base import (UpdateStep, one_minus_in_dtype,
                                with_legacy_base_arguments)
 
 __all__ = [
-    "adagrad", "adam", "centered_momentum_sgd", "momentum_sgd", "rmsprop",
-    "sgd", "vanilla_sgd",
+    "adadelta", "adagrad", "adam", "adamax", "centered_momentum_sgd",
+    "momentum_sgd", "rmsprop", "sgd", "vanilla_sgd",
 ]
 
 
@@ -113,6 +114,52 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
   _rmsprop.check_rmsprop_arguments(rho, momentum, epsilon)
   return _rmsprop.legacy_rmsprop_update_step(
       rho, momentum, _nonzero_epsilon(epsilon), centered)
+
+
+class AdamaxSlots(NamedTuple):
+  m: optax.Params
+  v: optax.Params  # The exponentially weighted infinity norm.
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
+           epsilon: float = 1e-7) -> UpdateStep:
+  """Adamax, as `tf_keras.optimizers.legacy.Adamax` (ResourceApplyAdaMax):
+  the formula of `jaxopt_port.adamax`, slots `m` and `v`. On sparse gradients
+  the native optimizer updates only the touched rows (the bridge too).
+  An epsilon of 0 means 1e-7.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    beta_1, beta_2: In [0, 1).
+    epsilon: >= 0.
+  """
+  _adamax.check_adamax_arguments(beta_1, beta_2, epsilon)
+  return _adamax.adamax_update_step(beta_1, beta_2, _nonzero_epsilon(epsilon),
+                                    slots=AdamaxSlots,
+                                    complement=one_minus_in_dtype)
+
+
+class AdadeltaSlots(NamedTuple):
+  accum_grad: optax.Params
+  accum_var: optax.Params
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
+  """Adadelta, as `tf_keras.optimizers.legacy.Adadelta` (ResourceApplyAdadelta):
+  the formula of `jaxopt_port.adadelta`, slots `accum_grad` and `accum_var`.
+  An epsilon of 0 means 1e-7.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    rho: In [0, 1).
+    epsilon: >= 0.
+  """
+  _adadelta.check_adadelta_arguments(rho, epsilon)
+  return _adadelta.adadelta_update_step(rho, _nonzero_epsilon(epsilon),
+                                        slots=AdadeltaSlots,
+                                        complement=one_minus_in_dtype)
 
 
 @with_legacy_base_arguments(learning_rate=0.01)

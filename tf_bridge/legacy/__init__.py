@@ -138,11 +138,15 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
 
 def _legacy_declarations() -> list[catalog.Declaration]:
-  """Legacy ports, plus Keras 3 algorithms that legacy lacks."""
+  """Legacy ports, plus Keras 3 algorithms that OptimizerV2 lacks (a Keras 3
+  port never stands in for a native legacy class: their numerics differ)."""
+  import tf_keras  # pylint: disable=import-outside-toplevel
   legacy = [d for d in catalog.CATALOG if d.generation == catalog.LEGACY]
   names = {d.class_name for d in legacy}
-  return legacy + [d for d in catalog.CATALOG
-                   if d.generation == catalog.KERAS and d.class_name not in names]
+  return legacy + [
+      d for d in catalog.CATALOG
+      if d.generation == catalog.KERAS and d.class_name not in names
+      and not hasattr(tf_keras.optimizers.legacy, d.class_name)]
 
 
 __all__ = ["keras_optimizer"]

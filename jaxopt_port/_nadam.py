@@ -1,0 +1,95 @@
+"""Nadam: `keras.optimizers.Nadam`."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxopt_port import _checks
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
+                               with_keras_base_arguments)
+
+
+class NadamSlots(NamedTuple):
+  momentum: optax.Params
+  velocity: optax.Params
+  u_product: jax.Array  # shape=(), float32: product of the momentum schedule.
+
+
+def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
+  """Keras 3's Nadam update step. With `t = iteration + 1` and the momentum
+  schedule `mu(t) = beta_1 * (1 - 0.5 * 0.96**t)`::
+
+    u_product = u_product * mu(t)                 (once per step)
+    m = m + (g - m) * (1 - beta_1)
+    v = v + (g**2 - v) * (1 - beta_2)
+    m_hat = mu(t + 1) * m / (1 - u_product * mu(t + 1))
+            + (1 - mu(t)) * g / (1 - u_product)
+    p = p - lr * m_hat / (sqrt(v / (1 - beta_2**t)) + epsilon)
+  """
+
+  def build(params):
+    zeros = optax.tree.zeros_like(params)
+    return NadamSlots(zeros, zeros, jnp.ones([], jnp.float32))
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params
+    step = (iteration + 1).astype(jnp.float32)
+    decay = jnp.float32(0.96)
+    u_product = slots.u_product * jnp.float32(beta_1) * (
+        1.0 - 0.5 * jnp.power(decay, step))
+    momentum = jax.tree.map(
+        lambda g, m: m + (g - m) * one_minus_in_dtype(beta_1, g), grads,
+        slots.momentum)
+    velocity = jax.tree.map(
+        lambda g, v: v + (g * g - v) * one_minus_in_dtype(beta_2, g), grads,
+        slots.velocity)
+
+    def step_of(g, m, v):
+      t = step.astype(g.dtype)
+      b1, b2 = cast_like(beta_1, g), cast_like(beta_2, g)
+      u_t = b1 * (1.0 - 0.5 * jnp.power(decay.astype(g.dtype), t))
+      u_t_1 = b1 * (1.0 - 0.5 * jnp.power(decay.astype(g.dtype), t + 1))
+      u_product_t = u_product.astype(g.dtype)
+      m_hat = (u_t_1 * m / (1 - u_product_t * u_t_1)
+               + (1 - u_t) * g / (1 - u_product_t))
+      v_hat = v / (1 - jnp.power(b2, t))
+      return -(m_hat * cast_like(learning_rate, g)) / (
+          jnp.sqrt(v_hat) + cast_like(epsilon, g))
+
+    updates = jax.tree.map(step_of, grads, momentum, velocity)
+    return updates, NadamSlots(momentum, velocity, u_product)
+
+  return UpdateStep(build, update)
+
+
+@with_keras_base_arguments(learning_rate=0.001)
+def nadam(beta_1: float = 0.9, beta_2: float = 0.999,
+          epsilon: float = 1e-7) -> UpdateStep:
+  """Nadam, as `keras.optimizers.Nadam`: Adam with Nesterov momentum and
+  Dozat's momentum schedule `mu(t) = beta_1 * (1 - 0.5 * 0.96**t)`.
+
+  With `t` the 1-based step and `U(t) = mu(1) * ... * mu(t)`::
+
+    m = m + (g - m) * (1 - beta_1);  v = v + (g**2 - v) * (1 - beta_2)
+    m_hat = mu(t+1) * m / (1 - U(t) * mu(t+1)) + (1 - mu(t)) * g / (1 - U(t))
+    p = p - learning_rate * m_hat / (sqrt(v / (1 - beta_2**t)) + epsilon)
+
+  The product `U` is one state value shared by all parameters (a plain
+  optimizer variable in the Keras bridge). `optax.nadam` is Adam with a
+  Nesterov step and no momentum schedule, so it differs.
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    beta_1, beta_2: Moment decays, in [0, 1).
+    epsilon: >= 0.
+
+  Reference: Dozat, 2016, "Incorporating Nesterov Momentum into Adam".
+  """
+  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
+  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
+  _checks.check_range("epsilon", epsilon, 0.0)
+  return nadam_update_step(beta_1, beta_2, epsilon)
