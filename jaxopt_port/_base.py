@@ -438,7 +438,7 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
 
   def declare(make_update_step: Callable[..., UpdateStep]):
     own = inspect.signature(make_update_step).parameters
-    parameters = [inspect.Parameter(
+    parameters = [] if "learning_rate" in own else [inspect.Parameter(
         "learning_rate", inspect.Parameter.POSITIONAL_OR_KEYWORD,
         default=learning_rate, annotation="ScalarOrSchedule")]
     parameters += list(own.values())
@@ -456,7 +456,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
       bound = signature.bind(*args, **kwargs)
       bound.apply_defaults()
       arguments = dict(bound.arguments)
-      rate = arguments.pop("learning_rate")
+      rate = (arguments["learning_rate"] if "learning_rate" in own
+              else arguments.pop("learning_rate"))
       base = {argument: (arguments[argument] if argument in own
                          else arguments.pop(argument))
               for argument in base_arguments}
@@ -481,8 +482,9 @@ def with_keras_base_arguments(*, learning_rate: float,
   The public function takes `learning_rate` (default as given) first, then the
   decorated function's arguments, then the Keras 3 base arguments
   (`KERAS_BASE_ARGUMENTS`, defaults overridable here) as keyword-only
-  arguments. A base argument the decorated function also declares is passed to
-  it too and keeps its position (AdamW's `weight_decay`).
+  arguments. A base argument (or `learning_rate`) the decorated function also
+  declares is passed to it too and keeps its position (AdamW's
+  `weight_decay`).
   """
   return _declare(keras_transform, KERAS_BASE_ARGUMENTS,
                   KERAS_BASE_ARGUMENTS_DOC, learning_rate, defaults)

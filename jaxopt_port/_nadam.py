@@ -66,6 +66,60 @@ def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
   return UpdateStep(build, update)
 
 
+class LegacyNadamSlots(NamedTuple):
+  m: optax.Params
+  v: optax.Params
+  momentum_cache: jax.Array  # shape=(), float32: product of the schedule.
+
+
+def legacy_nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
+                             schedule_decay: Any) -> UpdateStep:
+  """OptimizerV2's Nadam. With `t = iteration + 1` and the momentum schedule
+  `mu(t) = beta_1 * (1 - 0.5 * 0.96**(schedule_decay * t))`::
+
+    cache = cache * mu(t)                       (once per step)
+    m = beta_1 * m + (1 - beta_1) * g;  v = beta_2 * v + (1 - beta_2) * g**2
+    m_bar = (1 - mu(t)) * g / (1 - cache) + mu(t + 1) * m / (1 - cache * mu(t + 1))
+    p = p - lr * m_bar / (sqrt(v / (1 - beta_2**t)) + epsilon)
+  """
+
+  def build(params):
+    zeros = optax.tree.zeros_like(params)
+    return LegacyNadamSlots(zeros, zeros, jnp.ones([], jnp.float32))
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params
+    step = (iteration + 1).astype(jnp.float32)
+    decay = jnp.float32(0.96)
+
+    def schedule(t):
+      return jnp.float32(beta_1) * (
+          1.0 - 0.5 * jnp.power(decay, jnp.float32(schedule_decay) * t))
+
+    mu_t, mu_next = schedule(step), schedule(step + 1)
+    cache = slots.momentum_cache * mu_t
+    cache_next = cache * mu_next
+    m = jax.tree.map(
+        lambda g, m: cast_like(beta_1, m) * m + one_minus_in_dtype(beta_1, g)
+        * g, grads, slots.m)
+    v = jax.tree.map(
+        lambda g, v: cast_like(beta_2, v) * v + one_minus_in_dtype(beta_2, g)
+        * (g * g), grads, slots.v)
+
+    def step_of(g, m, v):
+      dtype = g.dtype
+      m_bar = ((1.0 - mu_t.astype(dtype)) * (g / (1.0 - cache.astype(dtype)))
+               + mu_next.astype(dtype) * (m / (1.0 - cache_next.astype(dtype))))
+      v_prime = v / (1.0 - jnp.power(cast_like(beta_2, g), step.astype(dtype)))
+      return -(cast_like(learning_rate, g) * m_bar / (
+          jnp.sqrt(v_prime) + cast_like(epsilon, g)))
+
+    updates = jax.tree.map(step_of, grads, m, v)
+    return updates, LegacyNadamSlots(m, v, cache)
+
+  return UpdateStep(build, update)
+
+
 @with_keras_base_arguments(learning_rate=0.001)
 def nadam(beta_1: float = 0.9, beta_2: float = 0.999,
           epsilon: float = 1e-7) -> UpdateStep:

@@ -39,6 +39,8 @@ OWN = {
                       {"epsilon": 0.0}],
     "legacy.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3,
                              "learning_rate": 1.0}, {"epsilon": 0.0}],
+    "legacy.nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+                     {"schedule_decay": 0.1}],
 }
 
 # Legacy optimizers replace a zero epsilon by 1e-7, the default: the point
@@ -67,6 +69,10 @@ KERAS_BASE = [
                        {"boundaries": [20, 50], "values": [0.05, 0.01, 0.002]}),
      "gradient_accumulation_steps": 2},
 ]
+
+# Legacy Nadam refuses `decay` (tf_keras overwrites it with schedule_decay)
+# and learning-rate schedules (as tf_keras does): tests/test_errors.py.
+NO_LEARNING_RATE_DECAY = {"legacy.nadam"}
 
 LEGACY_BASE = [
     {"decay": 0.05},

@@ -73,6 +73,18 @@ def test_invalid_hyperparameters_raise_at_construction(make, message):
     make()
 
 
+def test_legacy_nadam_refuses_what_tf_keras_would_ignore_or_refuse():
+  with pytest.raises(ValueError, match=re.escape(
+      "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
+      "tf_keras overwrites `decay` with it, ignoring yours; pass "
+      "schedule_decay instead. Received: decay=0.1")):
+    jaxopt_port.legacy.nadam(decay=0.1)
+  with pytest.raises(ValueError, match="does not support learning-rate "
+                     "schedules"):
+    jaxopt_port.legacy.nadam(learning_rate=jaxopt_port.schedules
+                             .ExponentialDecay(0.1, 10, 0.5))
+
+
 def test_learning_rate_of_wrong_type():
   with pytest.raises(TypeError, match=re.escape(
       "`learning_rate` must be a float, a scalar array, or a schedule (a "

@@ -27,6 +27,12 @@ LEGACY_BASE_ARGUMENTS = ("lr", "decay", "clipnorm", "clipvalue",
                          "global_clipnorm")
 
 
+# A `lazy_sparse` mode: on a sparse gradient only the touched rows of the
+# variable move, while its slots are updated on every row (legacy Nadam).
+# `True` keeps the untouched rows of the slots too.
+PARAMS_ONLY = "params"
+
+
 @dataclasses.dataclass(frozen=True)
 class StateLeaf:
   """Where one state leaf lives on the Keras side."""
@@ -94,7 +100,7 @@ class FusedTransform:
 
   def __init__(self, factory: Callable[..., Any], arguments: dict[str, Any],
                host_base_arguments: Sequence[str], host_wrapper: Any,
-               lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False):
+               lazy_sparse: Any = False):
     self.lazy_sparse = (lazy_sparse(arguments) if callable(lazy_sparse)
                         else lazy_sparse)
     self._factory = factory
@@ -190,10 +196,11 @@ class FusedTransform:
       masks = [next(masks) if is_masked else None for is_masked in masked]
       new_params = [p if m is None else keep_untouched_rows(p, old, m)
                     for p, old, m in zip(new_params, params, masks)]
-      new_leaves = [
-          new if role is None or masks[role] is None
-          else keep_untouched_rows(new, old, masks[role])
-          for new, old, role in zip(new_leaves, state_leaves, roles)]
+      if self.lazy_sparse != PARAMS_ONLY:
+        new_leaves = [
+            new if role is None or masks[role] is None
+            else keep_untouched_rows(new, old, masks[role])
+            for new, old, role in zip(new_leaves, state_leaves, roles)]
       return new_params, new_leaves
     return step
 

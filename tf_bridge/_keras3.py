@@ -41,8 +41,7 @@ def _eager_values(variables) -> list[np.ndarray]:
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
-                    ) -> type:
+                    lazy_sparse: Any = False) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -61,8 +60,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     name: The class name; defaults to the CamelCase of `factory.__name__`.
     lazy_sparse: On a sparse gradient (`tf.IndexedSlices`), update only the
       touched rows of the variable and of its slots, as the native optimizers
-      with a lazy sparse path do (a bool, or a function of the constructor's
-      arguments). Otherwise sparse gradients are densified (duplicate indices
+      with a lazy sparse path do: True, "params" (only the variable's rows;
+      slots update everywhere), or a function of the constructor's
+      arguments. Otherwise sparse gradients are densified (duplicate indices
       summed), which gives the dense result.
   """
   import keras  # pylint: disable=import-outside-toplevel

@@ -27,9 +27,10 @@ class Declaration:
   class_name: str
   generation: str
   has_native: bool = True
-  # The native class updates only the rows a sparse gradient touches: a
-  # bool, or a function of the constructor's arguments.
-  lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
+  # The native class updates only the rows a sparse gradient touches: True
+  # (the variable's and its slots'), "params" (the variable's only; slots
+  # update everywhere), or a function of the constructor's arguments.
+  lazy_sparse: bool | str | Callable[[dict[str, Any]], bool] = False
 
   @property
   def name(self) -> str:
@@ -90,6 +91,7 @@ CATALOG: tuple[Declaration, ...] = (
     keras_legacy(legacy.rmsprop, "RMSprop", lazy_sparse=with_momentum),
     keras_legacy(legacy.adamax, "Adamax", lazy_sparse=True),
     keras_legacy(legacy.adadelta, "Adadelta", lazy_sparse=True),
+    keras_legacy(legacy.nadam, "Nadam", lazy_sparse="params"),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",
@@ -107,3 +109,21 @@ def lookup(name: str) -> Declaration:
     raise KeyError(
         f"Unknown optimizer {name!r}; known: {', '.join(sorted(BY_NAME))}"
     ) from None
+
+
+def markdown_table() -> str:
+  """The README's optimizer table (a test keeps the README equal to it)."""
+  rows: dict[str, dict[str, Any]] = {}
+  for declaration in CATALOG:
+    row = rows.setdefault(declaration.port.__name__,
+                          {KERAS: "-", LEGACY: "-", "truth": []})
+    row[declaration.generation] = f"`{declaration.class_name}`"
+    if declaration.has_native:
+      row["truth"].append(f"`{declaration.native_path}`")
+  lines = ["| name | JAX function | Keras 3 class | legacy class | ground truth |",
+           "|---|---|---|---|---|"]
+  for name, row in rows.items():
+    truth = ", ".join(row["truth"]) or "its formula (tests: numpy)"
+    lines.append(f"| {name} | `jaxopt_port.{name}` | {row[KERAS]} | "
+                 f"{row[LEGACY]} | {truth} |")
+  return "\n".join(lines)

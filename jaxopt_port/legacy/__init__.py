@@ -15,13 +15,13 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import (_adadelta, _adagrad, _adam, _adamax, _checks,
-                         _classic, _rmsprop, _sgd)
+                         _classic, _nadam, _rmsprop, _sgd)
 from jaxopt_port._base import (UpdateStep, one_minus_in_dtype,
                                with_legacy_base_arguments)
 
 __all__ = [
     "adadelta", "adagrad", "adam", "adamax", "centered_momentum_sgd",
-    "momentum_sgd", "rmsprop", "sgd", "vanilla_sgd",
+    "momentum_sgd", "nadam", "rmsprop", "sgd", "vanilla_sgd",
 ]
 
 
@@ -160,6 +160,42 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
   return _adadelta.adadelta_update_step(rho, _nonzero_epsilon(epsilon),
                                         slots=AdadeltaSlots,
                                         complement=one_minus_in_dtype)
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
+          beta_2: float = 0.999, epsilon: float = 1e-7,
+          schedule_decay: float = 0.004, decay: float = 0.0) -> UpdateStep:
+  """Nadam, as `tf_keras.optimizers.legacy.Nadam`: Dozat's momentum schedule
+  `mu(t) = beta_1 * (1 - 0.5 * 0.96**(schedule_decay * t))` and no
+  learning-rate decay. Slots `m`, `v` and the shared `momentum_cache`. On
+  sparse gradients the native optimizer moves only the touched rows of the
+  variable (its slots decay everywhere); the bridge does the same.
+
+  tf_keras reads its schedule decay from `schedule_decay` and overwrites
+  `decay` with it, so a `decay` would be silently ignored: it is refused here.
+  Like tf_keras, a learning-rate schedule is refused.
+
+  Args:
+    learning_rate: A float. Defaults to 0.001.
+    beta_1, beta_2: In [0, 1).
+    epsilon: >= 0 (0 means 1e-7).
+    schedule_decay: The momentum schedule's decay, >= 0.
+  """
+  if callable(learning_rate):
+    raise ValueError("The Nadam optimizer does not support learning-rate "
+                     "schedules as the learning rate.")
+  if decay:
+    raise ValueError(
+        "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
+        "tf_keras overwrites `decay` with it, ignoring yours; pass "
+        f"schedule_decay instead. Received: decay={decay!r}")
+  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
+  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
+  _checks.check_range("epsilon", epsilon, 0.0)
+  _checks.check_range("schedule_decay", schedule_decay, 0.0)
+  return _nadam.legacy_nadam_update_step(
+      beta_1, beta_2, _nonzero_epsilon(epsilon), schedule_decay)
 
 
 @with_legacy_base_arguments(learning_rate=0.01)

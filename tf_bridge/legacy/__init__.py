@@ -20,8 +20,7 @@ from tf_bridge._keras3 import camel_case
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: bool | Callable[[dict[str, Any]], bool] = False
-                    ) -> type:
+                    lazy_sparse: Any = False) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -61,7 +60,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._set_hyper("learning_rate", base.get("lr", learning_rate))
       self._set_hyper("decay", self._initial_decay)
       self._arguments = {**own_defaults, **kwargs}
-      self._fused = _fused.FusedTransform(factory, self._arguments,
+      self._fused = _fused.FusedTransform(factory, {**self._arguments, **base},
                                           _fused.LEGACY_BASE_ARGUMENTS,
                                           jaxopt_port.legacy_transform,
                                           lazy_sparse)
