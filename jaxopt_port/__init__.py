@@ -15,6 +15,7 @@ from jaxopt_port._base import (KerasState, LegacyState, UpdateStep,
                                keras_transform, legacy_transform,
                                with_keras_base_arguments,
                                with_legacy_base_arguments)
+from jaxopt_port._ftrl import ftrl
 from jaxopt_port._classic import centered_momentum_sgd, momentum_sgd, vanilla_sgd
 from jaxopt_port._lion import lion
 from jaxopt_port._nadam import nadam
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KerasState", "LegacyState", "UpdateStep", "adadelta", "adagrad", "adam",
-    "adamax", "adamw", "centered_momentum_sgd", "keras_transform", "legacy",
+    "adamax", "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "legacy",
     "legacy_transform", "lion", "momentum_sgd", "nadam", "rmsprop",
     "schedules", "sgd", "vanilla_sgd",
     "with_keras_base_arguments", "with_legacy_base_arguments",

@@ -9,6 +9,12 @@ binds. A schedule is written `("ClassName", {arguments})` and built on each side
 its own schedules module.
 """
 
+FTRL = [{}, {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
+             "l2_regularization_strength": 0.1},
+        {"learning_rate_power": -0.25, "beta": 0.5, "learning_rate": 0.05},
+        {"l2_shrinkage_regularization_strength": 0.1,
+         "initial_accumulator_value": 0.5}]
+
 RMSPROP = [{}, {"centered": True}, {"momentum": 0.9},
            {"momentum": 0.9, "centered": True},
            {"rho": 0.5, "epsilon": 1e-3, "momentum": 0.5}]
@@ -27,6 +33,8 @@ OWN = {
     "adamax": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
     "nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
     "adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
+    "ftrl": FTRL,
+    "legacy.ftrl": FTRL,
     "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
     "legacy.sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}],
     "legacy.adam": [{}, {"amsgrad": True, "beta_2": 0.9},
@@ -73,6 +81,8 @@ KERAS_BASE = [
 # Legacy Nadam refuses `decay` (tf_keras overwrites it with schedule_decay)
 # and learning-rate schedules (as tf_keras does): tests/test_errors.py.
 NO_LEARNING_RATE_DECAY = {"legacy.nadam"}
+# Legacy Ftrl refuses the `lr` alias, which tf_keras's Ftrl silently drops.
+NO_LR_ALIAS = {"legacy.ftrl"}
 
 LEGACY_BASE = [
     {"decay": 0.05},

@@ -85,6 +85,13 @@ def test_legacy_nadam_refuses_what_tf_keras_would_ignore_or_refuse():
                              .ExponentialDecay(0.1, 10, 0.5))
 
 
+def test_legacy_ftrl_refuses_the_lr_alias_tf_keras_drops():
+  with pytest.raises(ValueError, match=re.escape(
+      "Legacy Ftrl ignores the `lr` alias (tf_keras reads only "
+      "`learning_rate`); pass learning_rate=0.05 instead.")):
+    jaxopt_port.legacy.ftrl(lr=0.05)
+
+
 def test_learning_rate_of_wrong_type():
   with pytest.raises(TypeError, match=re.escape(
       "`learning_rate` must be a float, a scalar array, or a schedule (a "

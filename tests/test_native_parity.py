@@ -31,6 +31,8 @@ def _cases():
       if (kwargs == grids.LOSS_SCALE_POINT
           and declaration.name in grids.SCALE_INVARIANT):
         continue
+      if declaration.name in grids.NO_LR_ALIAS and "lr" in kwargs:
+        continue
       if declaration.name in grids.NO_LEARNING_RATE_DECAY and (
           "decay" in kwargs or isinstance(kwargs.get("learning_rate"), tuple)):
         continue

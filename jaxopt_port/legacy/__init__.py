@@ -15,12 +15,12 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import (_adadelta, _adagrad, _adam, _adamax, _checks,
-                         _classic, _nadam, _rmsprop, _sgd)
+                         _classic, _ftrl, _nadam, _rmsprop, _sgd)
 from jaxopt_port._base import (UpdateStep, one_minus_in_dtype,
                                with_legacy_base_arguments)
 
 __all__ = [
-    "adadelta", "adagrad", "adam", "adamax", "centered_momentum_sgd",
+    "adadelta", "adagrad", "adam", "adamax", "centered_momentum_sgd", "ftrl",
     "momentum_sgd", "nadam", "rmsprop", "sgd", "vanilla_sgd",
 ]
 
@@ -196,6 +196,42 @@ def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
   _checks.check_range("schedule_decay", schedule_decay, 0.0)
   return _nadam.legacy_nadam_update_step(
       beta_1, beta_2, _nonzero_epsilon(epsilon), schedule_decay)
+
+
+@with_legacy_base_arguments(learning_rate=0.001)
+def ftrl(learning_rate_power: float = -0.5,
+         initial_accumulator_value: float = 0.1,
+         l1_regularization_strength: float = 0.0,
+         l2_regularization_strength: float = 0.0,
+         l2_shrinkage_regularization_strength: float = 0.0,
+         beta: float = 0.0, lr: float | None = None) -> UpdateStep:
+  """FTRL-Proximal, as `tf_keras.optimizers.legacy.Ftrl` (the
+  ResourceApplyFtrl(V2) kernels): the formula of `jaxopt_port.ftrl`, slots
+  `accumulator` and `linear`. On sparse gradients the native optimizer
+  updates only the touched rows (the bridge too).
+
+  Args:
+    learning_rate: A float or a schedule. Defaults to 0.001.
+    learning_rate_power: <= 0.
+    initial_accumulator_value, l1_regularization_strength,
+    l2_regularization_strength, l2_shrinkage_regularization_strength, beta:
+      >= 0.
+
+  tf_keras's Ftrl never reads the `lr` alias (OptimizerV2 accepts and drops
+  it, so it would train at the default rate): `lr` is refused here.
+  """
+  if lr is not None:
+    raise ValueError(
+        "Legacy Ftrl ignores the `lr` alias (tf_keras reads only "
+        f"`learning_rate`); pass learning_rate={lr!r} instead.")
+  _ftrl.check_ftrl_arguments(learning_rate_power, initial_accumulator_value,
+                             l1_regularization_strength,
+                             l2_regularization_strength,
+                             l2_shrinkage_regularization_strength, beta)
+  return _ftrl.ftrl_update_step(
+      learning_rate_power, initial_accumulator_value,
+      l1_regularization_strength, l2_regularization_strength,
+      l2_shrinkage_regularization_strength, beta, sqrt_for_half_power=True)
 
 
 @with_legacy_base_arguments(learning_rate=0.01)
