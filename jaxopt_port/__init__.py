@@ -17,6 +17,7 @@ from jaxopt_port._base import (KerasState, LegacyState, UpdateStep,
                                with_legacy_base_arguments)
 from jaxopt_port._ftrl import ftrl
 from jaxopt_port._classic import centered_momentum_sgd, momentum_sgd, vanilla_sgd
+from jaxopt_port._lamb import lamb
 from jaxopt_port._lion import lion
 from jaxopt_port._nadam import nadam
 from jaxopt_port._rmsprop import rmsprop
@@ -27,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "KerasState", "LegacyState", "UpdateStep", "adadelta", "adagrad", "adam",
     "adamax", "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "legacy",
-    "legacy_transform", "lion", "momentum_sgd", "nadam", "rmsprop",
+    "lamb", "legacy_transform", "lion", "momentum_sgd", "nadam", "rmsprop",
     "schedules", "sgd", "vanilla_sgd",
     "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -34,6 +34,8 @@ OWN = {
     "nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
     "adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
     "ftrl": FTRL,
+    "lamb": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3,
+                  "learning_rate": 0.01}],
     "legacy.ftrl": FTRL,
     "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
     "legacy.sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}],

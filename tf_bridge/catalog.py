@@ -82,6 +82,7 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.adadelta, "Adadelta"),
     keras(jaxopt_port.lion, "Lion"),
     keras(jaxopt_port.ftrl, "Ftrl"),
+    keras(jaxopt_port.lamb, "Lamb"),
     keras(jaxopt_port.vanilla_sgd, "VanillaSGD", has_native=False),
     keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False),
     keras(jaxopt_port.centered_momentum_sgd, "CenteredMomentumSGD",
