@@ -19,12 +19,6 @@ class AdamSlots(NamedTuple):
   velocity_hat: optax.Params | None  # With amsgrad only.
 
 
-def check_adam_arguments(beta_1: Any, beta_2: Any, epsilon: Any) -> None:
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
-  _checks.check_range("epsilon", epsilon, 0.0)
-
-
 def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
                      slots: type[NamedTuple] = AdamSlots,
                      complement: Callable[[Any, jax.Array], jax.Array] = one_minus,
@@ -101,7 +95,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
   Reference: Kingma and Ba, 2014, "Adam: A Method for Stochastic Optimization";
   Reddi et al., 2018, "On the Convergence of Adam and Beyond".
   """
-  check_adam_arguments(beta_1, beta_2, epsilon)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return adam_update_step(beta_1, beta_2, epsilon, amsgrad)
 
 
@@ -127,5 +121,5 @@ def adamw(weight_decay: float = 0.004, beta_1: float = 0.9,
   if weight_decay is None:
     raise ValueError("Argument `weight_decay` must be a float. Received: "
                      "weight_decay=None")
-  check_adam_arguments(beta_1, beta_2, epsilon)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return adam_update_step(beta_1, beta_2, epsilon, amsgrad)

@@ -18,12 +18,6 @@ class AdamaxSlots(NamedTuple):
   norm: optax.Params
 
 
-def check_adamax_arguments(beta_1: Any, beta_2: Any, epsilon: Any) -> None:
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
-  _checks.check_range("epsilon", epsilon, 0.0)
-
-
 def adamax_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
                        slots: type[NamedTuple] = AdamaxSlots,
                        complement: Callable[[Any, jax.Array], jax.Array]
@@ -83,5 +77,5 @@ def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
   Reference: Kingma and Ba, 2014, "Adam: A Method for Stochastic
   Optimization", section 7.1.
   """
-  check_adamax_arguments(beta_1, beta_2, epsilon)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return adamax_update_step(beta_1, beta_2, epsilon)

@@ -85,7 +85,5 @@ def lamb(beta_1: float = 0.9, beta_2: float = 0.999,
   Reference: You et al., 2020, "Large Batch Optimization for Deep Learning:
   Training BERT in 76 minutes".
   """
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
-  _checks.check_range("epsilon", epsilon, 0.0)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return lamb_update_step(beta_1, beta_2, epsilon)

@@ -143,7 +143,5 @@ def nadam(beta_1: float = 0.9, beta_2: float = 0.999,
 
   Reference: Dozat, 2016, "Incorporating Nesterov Momentum into Adam".
   """
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
-  _checks.check_range("epsilon", epsilon, 0.0)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return nadam_update_step(beta_1, beta_2, epsilon)

@@ -10,7 +10,6 @@ import functools
 import warnings
 
 import jaxopt_port
-import numpy as np
 import pytest
 
 import grids

@@ -1,7 +1,6 @@
 """The ports are optax citizens: chain, inject_hyperparams, MultiSteps, jit,
 scan, tree_map_params, empty trees, half precision; state keeps its layout."""
 
-import functools
 
 import jax
 import jax.numpy as jnp

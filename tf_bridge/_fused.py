@@ -19,12 +19,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-KERAS_BASE_ARGUMENTS = (
-    "weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "use_ema",
-    "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
-    "gradient_accumulation_steps")
-LEGACY_BASE_ARGUMENTS = ("lr", "decay", "clipnorm", "clipvalue",
-                         "global_clipnorm")
+from jaxopt_port import _base
+
+# The arguments Keras's base classes take (and apply themselves).
+KERAS_BASE_ARGUMENTS = tuple(_base.KERAS_BASE_ARGUMENTS)
+LEGACY_BASE_ARGUMENTS = tuple(_base.LEGACY_BASE_ARGUMENTS)
 
 
 # A `lazy_sparse` mode: on a sparse gradient only the touched rows of the
@@ -77,6 +76,16 @@ def bind_positional(class_name: str, names: Sequence[str], args: tuple,
                       f"'{name}'")
     bound[name] = value
   return bound
+
+
+def check_known_arguments(class_name: str, kwargs: dict[str, Any],
+                          own: dict[str, Any], base: Sequence[str],
+                          base_label: str) -> None:
+  unknown = sorted(set(kwargs) - set(own) - set(base))
+  if unknown:
+    raise TypeError(
+        f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
+        f"takes {sorted(own)} and {base_label}'s base arguments.")
 
 
 def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:

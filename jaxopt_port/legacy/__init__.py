@@ -64,7 +64,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
     epsilon: Added to `sqrt(v)`.
     amsgrad: Use the running maximum of `v`.
   """
-  _adam.check_adam_arguments(beta_1, beta_2, epsilon)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return _adam.adam_update_step(beta_1, beta_2, _nonzero_epsilon(epsilon),
                                 amsgrad, slots=AdamSlots,
                                 complement=one_minus_in_dtype)
@@ -134,7 +134,7 @@ def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
     beta_1, beta_2: In [0, 1).
     epsilon: >= 0.
   """
-  _adamax.check_adamax_arguments(beta_1, beta_2, epsilon)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return _adamax.adamax_update_step(beta_1, beta_2, _nonzero_epsilon(epsilon),
                                     slots=AdamaxSlots,
                                     complement=one_minus_in_dtype)
@@ -190,9 +190,7 @@ def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
         "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
         "tf_keras overwrites `decay` with it, ignoring yours; pass "
         f"schedule_decay instead. Received: decay={decay!r}")
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  _checks.check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
-  _checks.check_range("epsilon", epsilon, 0.0)
+  _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   _checks.check_range("schedule_decay", schedule_decay, 0.0)
   return _nadam.legacy_nadam_update_step(
       beta_1, beta_2, _nonzero_epsilon(epsilon), schedule_decay)

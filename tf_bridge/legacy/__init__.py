@@ -48,12 +48,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def __init__(self, *args, name=class_name, **kwargs):
       kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
       learning_rate = kwargs.pop("learning_rate", default_rate)
-      unknown = sorted(set(kwargs) - set(own_defaults)
-                       - set(_fused.LEGACY_BASE_ARGUMENTS))
-      if unknown:
-        raise TypeError(
-            f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
-            f"takes {sorted(own_defaults)} and OptimizerV2's base arguments.")
+      _fused.check_known_arguments(class_name, kwargs, own_defaults,
+                                   _fused.LEGACY_BASE_ARGUMENTS, "OptimizerV2")
       base = {k: kwargs.pop(k) for k in _fused.LEGACY_BASE_ARGUMENTS
               if k in kwargs}
       super().__init__(name, **base)
