@@ -555,3 +555,22 @@ def test_loss_scale_optimizer_wraps_a_bridged_optimizer(legacy):
   assert type(inner) is bridged_module.Adam
   for got, want in zip(bridged.get_weights(), native.get_weights()):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def factored_second_moment(learning_rate=0.01):
+  """A user's transform whose per-parameter state is not parameter-shaped
+  (optax's factored Adafactor moments: row and column vectors)."""
+  return optax.chain(optax.scale_by_factored_rms(min_dim_size_to_factor=2),
+                     optax.scale_by_learning_rate(learning_rate))
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_state_leaves_of_other_shapes_are_plain_variables(legacy):
+  module = tf_bridge.legacy if legacy else tf_bridge
+  optimizer_class = module.keras_optimizer(
+      factored_second_moment, name=f"Factored{'Legacy' if legacy else ''}")
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(optimizer_class(), initial, gradients[:10])
+  port = testing.transform_trajectory(factored_second_moment(), initial,
+                                      gradients[:10])
+  testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6)

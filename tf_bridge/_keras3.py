@@ -112,7 +112,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       for leaf in leaves:
         reference = None if leaf.slot_of is None else variables[leaf.slot_of]
         if reference is not None and (
-            np.dtype(reference.dtype) == leaf.value.dtype):
+            np.dtype(reference.dtype) == leaf.value.dtype
+            and tuple(reference.shape) == leaf.value.shape):
           variable = self.add_variable_from_reference(
               reference, name=leaf.name, initializer=_constant(leaf.value))
         else:

@@ -77,7 +77,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       for leaf in leaves:
         reference = None if leaf.slot_of is None else var_list[leaf.slot_of]
         if reference is not None and (
-            reference.dtype.as_numpy_dtype == leaf.value.dtype):
+            reference.dtype.as_numpy_dtype == leaf.value.dtype
+            and tuple(reference.shape) == leaf.value.shape):
           variable = self.add_slot(reference, leaf.name,
                                    initializer=leaf.value)
         else:
