@@ -39,6 +39,16 @@ class StateLeaf:
   slot_of: int | None  # Index of the variable it mirrors, or None.
   value: np.ndarray  # Initial value.
 
+  def is_slot_of(self, variables: Sequence[Any]) -> bool:
+    """A Keras slot: it mirrors a variable with that variable's dtype and
+    shape (float32 moments of a float16 variable, or factored moments, are
+    plain optimizer variables instead)."""
+    if self.slot_of is None:
+      return False
+    variable = variables[self.slot_of]
+    return (np.dtype(getattr(variable.dtype, "as_numpy_dtype", variable.dtype))
+            == self.value.dtype and tuple(variable.shape) == self.value.shape)
+
 
 def factory_arguments(factory: Callable[..., Any],
                       base_arguments: Sequence[str]) -> dict[str, Any]:

@@ -111,9 +111,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._state_variables = []
       for leaf in leaves:
         reference = None if leaf.slot_of is None else variables[leaf.slot_of]
-        if reference is not None and (
-            np.dtype(reference.dtype) == leaf.value.dtype
-            and tuple(reference.shape) == leaf.value.shape):
+        if leaf.is_slot_of(variables):
           variable = self.add_variable_from_reference(
               reference, name=leaf.name, initializer=_constant(leaf.value))
         else:

@@ -75,14 +75,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._state_roles = [leaf.slot_of for leaf in leaves]
       self._state_variables = []
       for leaf in leaves:
-        reference = None if leaf.slot_of is None else var_list[leaf.slot_of]
-        if reference is not None and (
-            reference.dtype.as_numpy_dtype == leaf.value.dtype
-            and tuple(reference.shape) == leaf.value.shape):
-          variable = self.add_slot(reference, leaf.name,
+        if leaf.is_slot_of(var_list):
+          variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
                                    initializer=leaf.value)
         else:
-          prefix = "state_" if reference is None else (
+          prefix = "state_" if leaf.slot_of is None else (
               self._keys[leaf.slot_of].replace(":", "_").replace("/", "_")
               + "_")
           variable = self.add_weight(
