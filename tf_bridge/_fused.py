@@ -129,6 +129,10 @@ class FusedTransform:
     self._takes_learning_rate = (
         "learning_rate" in inspect.signature(factory).parameters)
     self._steps: dict[Any, Any] = {}
+    # The state's layout, set by `initial_state`.
+    self.keys: list[str] = []
+    self._treedef: Any = None
+    self._roles: list[int | None] = []
 
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
     factory = self._factory
@@ -143,10 +147,12 @@ class FusedTransform:
            if k not in self._host_base_arguments}
     return factory(**rate, **own)
 
-  def initial_state(self, keys: Sequence[str], values: Sequence[np.ndarray],
-                    learning_rate: float) -> tuple[Any, list[StateLeaf]]:
-    """The state's tree structure and its leaves, with their Keras roles."""
-    transform = self.transform(learning_rate)
+  def initial_state(self, keys: Sequence[str], values: Sequence[np.ndarray]
+                    ) -> list[StateLeaf]:
+    """The state's leaves with their Keras roles; records the layout that
+    `converted_step` and `jitted_step` read (the state's structure does not
+    depend on the learning rate, so any rate builds it)."""
+    transform = self.transform(0.001)
     params = dict(zip(keys, (jnp.asarray(v) for v in values)))
     state = transform.init(params)
     indices = dict(zip(keys, range(len(keys))))
@@ -160,10 +166,11 @@ class FusedTransform:
         StateLeaf(_slot_name(path, keys), None if role == not_a_slot else role,
                   np.asarray(leaf))
         for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles))]
-    return treedef, leaves
+    self.keys, self._treedef = list(keys), treedef
+    self._roles = [leaf.slot_of for leaf in leaves]
+    return leaves
 
-  def converted_step(self, keys: Sequence[str], treedef: Any,
-                     present: tuple[bool, ...], roles: Sequence[int | None],
+  def converted_step(self, present: tuple[bool, ...],
                      masked: tuple[bool, ...]):
     """The fused step as a TensorFlow function, cached per signature.
 
@@ -173,25 +180,24 @@ class FusedTransform:
     `masked` variables (a lazy optimizer's sparse gradients) `row_masks`
     holds a boolean per row: untouched rows keep their value and slots.
     """
-    key = (tuple(keys), treedef, present, masked)
+    key = (present, masked)
     if key not in self._steps:
-      self._steps[key] = _convert(
-          self._jax_step(keys, treedef, present, roles, masked))
+      self._steps[key] = _convert(self._jax_step(present, masked))
     return self._steps[key]
 
-  def jitted_step(self, keys: Sequence[str], treedef: Any,
-                  present: tuple[bool, ...], roles: Sequence[int | None]):
+  def jitted_step(self, present: tuple[bool, ...]):
     """The fused step as a jitted JAX function (Keras 3's JAX backend)."""
-    key = ("jax", tuple(keys), treedef, present)
+    key = ("jax", present)
     if key not in self._steps:
-      step = self._jax_step(keys, treedef, present, roles,
-                            (False,) * len(keys))
+      step = self._jax_step(present, (False,) * len(present))
       self._steps[key] = jax.jit(
           lambda params, grads, state, rate: step(params, grads, state, rate,
                                                   []))
     return self._steps[key]
 
-  def _jax_step(self, keys, treedef, present, roles, masked):
+  def _jax_step(self, present, masked):
+    keys, treedef, roles = self.keys, self._treedef, self._roles
+
     def keep_untouched_rows(new, old, mask):
       mask = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
       return jnp.where(mask, new, old)
@@ -225,7 +231,6 @@ class FusedTransform:
 
 
 def apply_fused(fused: "FusedTransform", distribution: Any,
-                keys: Sequence[str], treedef: Any, roles: Sequence[int | None],
                 variables: Sequence[Any], grads: Sequence[Any],
                 state_variables: Sequence[Any], learning_rate: Any) -> Any:
   """Runs the fused step on every device of `distribution` and assigns.
@@ -241,7 +246,7 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
 
   def update_on_device(_, variables, grads, state_variables, learning_rate):
     dense, masks, masked = dense_gradients(grads, variables, fused.lazy_sparse)
-    step = fused.converted_step(keys, treedef, present, roles, masked)
+    step = fused.converted_step(present, masked)
     new_params, new_state = step(
         [tf.convert_to_tensor(v) for v in variables], dense,
         [tf.convert_to_tensor(s) for s in state_variables],

@@ -102,12 +102,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if self.built:
         return
       super().build(variables)
-      self._keys = _fused.unique_keys(
-          [getattr(v, "path", v.name) for v in variables])
-      values = _eager_values(variables)
-      self._treedef, leaves = self._fused.initial_state(self._keys, values,
-                                                        0.001)
-      self._state_roles = [leaf.slot_of for leaf in leaves]
+      leaves = self._fused.initial_state(
+          _fused.unique_keys([getattr(v, "path", v.name) for v in variables]),
+          _eager_values(variables))
       self._state_variables = []
       for leaf in leaves:
         reference = None if leaf.slot_of is None else variables[leaf.slot_of]
@@ -144,8 +141,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         aligned[self._get_variable_index(variable)] = grad
       present = tuple(g is not None for g in aligned)
       params = [v.value for v in self._trainable_variables]
-      step = self._fused.jitted_step(self._keys, self._treedef, present,
-                                     self._state_roles)
+      step = self._fused.jitted_step(present)
       new_params, new_state = step(
           params,
           [jnp.zeros_like(p) if g is None else jnp.asarray(g, p.dtype)
@@ -159,8 +155,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def _fused_update(self, distribution, grads, learning_rate):
       return _fused.apply_fused(
-          self._fused, distribution, self._keys, self._treedef,
-          self._state_roles, [v.value for v in self._trainable_variables],
+          self._fused, distribution,
+          [v.value for v in self._trainable_variables],
           grads, [s.value for s in self._state_variables], learning_rate)
 
     def get_config(self):

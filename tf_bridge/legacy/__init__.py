@@ -61,18 +61,17 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                                           jaxopt_port.legacy_transform,
                                           lazy_sparse)
       self._fused.transform(0.001)  # Bad arguments fail here.
-      self._keys = None
+      self._variables_built_for = None
 
     def _create_slots(self, var_list):
-      if self._keys is not None:
+      if self._variables_built_for is not None:
         return
       self._variables_built_for = list(var_list)
-      self._keys = _fused.unique_keys([v.name for v in var_list])
+      self._variable_refs = {v.ref() for v in var_list}
       with tf.init_scope():  # Slots may be created inside a tf.function.
         values = [v.numpy() for v in var_list]
-      self._treedef, leaves = self._fused.initial_state(self._keys, values,
-                                                        0.001)
-      self._state_roles = [leaf.slot_of for leaf in leaves]
+      leaves = self._fused.initial_state(
+          _fused.unique_keys([v.name for v in var_list]), values)
       self._state_variables = []
       for leaf in leaves:
         if leaf.is_slot_of(var_list):
@@ -80,7 +79,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                                    initializer=leaf.value)
         else:
           prefix = "state_" if leaf.slot_of is None else (
-              self._keys[leaf.slot_of].replace(":", "_").replace("/", "_")
+              self._fused.keys[leaf.slot_of].replace(":", "_")
+              .replace("/", "_")
               + "_")
           variable = self.add_weight(
               prefix + leaf.name, shape=leaf.value.shape,
@@ -96,14 +96,13 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       variables = self._variables_built_for
       positions = {v.ref(): g for g, v in grads_and_vars}
       unknown = [v.name for _, v in grads_and_vars
-                 if not any(v is known for known in variables)]
+                 if v.ref() not in self._variable_refs]
       if unknown:
         raise ValueError(
             f"{class_name} was built for {[v.name for v in variables]}; it "
             f"cannot update {unknown}.")
       update = _fused.apply_fused(
-          self._fused, distribution, self._keys, self._treedef,
-          self._state_roles, variables,
+          self._fused, distribution, variables,
           [positions.get(v.ref()) for v in variables], self._state_variables,
           self._decayed_lr(tf.float32))
       # As OptimizerV2: an op in graphs (LossScaleOptimizer's tf.cond pairs it
