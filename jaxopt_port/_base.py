@@ -203,16 +203,26 @@ def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
                               received_name="grads")
 
 
-def _param_shaped_trees(*trees: Any) -> list[Any]:
-  """The trees in `trees` (and in NamedTuples among them) that mirror params."""
+class _ParamsMarker:
+  """Stands for the params tree in `init`, to find the state's copies of it."""
+
+
+jax.tree_util.register_pytree_node(
+    _ParamsMarker, lambda marker: ((), None), lambda _, __: _ParamsMarker())
+
+
+def _param_shaped_trees(init_fn: Callable[[Any], Any], state: Any
+                        ) -> list[Any]:
+  """The subtrees of `state` that mirror the params (as optax's
+  `tree_map_params` finds them: where `init` puts the params' structure)."""
   found = []
-  for tree in trees:
-    if tree is None:
-      continue
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-      found.extend(field for field in tree if field is not None)
-    else:
-      found.append(tree)
+
+  def collect(marker, subtree):
+    if isinstance(marker, _ParamsMarker):
+      found.append(subtree)
+
+  jax.tree.map(collect, init_fn(_ParamsMarker()), state,
+               is_leaf=lambda x: isinstance(x, _ParamsMarker))
   return found
 
 
@@ -288,8 +298,8 @@ def keras_transform(
     del extra_args
     _check_update_inputs(
         grads, params,
-        _param_shaped_trees(state.slots, state.accumulated_gradients,
-                            state.average), name)
+        [] if params is not None else _param_shaped_trees(init_fn, state),
+        name)
     if params is None and (weight_decay is not None or use_ema):
       raise ValueError(
           f"{name} with weight_decay or use_ema needs the current params: "
@@ -403,8 +413,10 @@ def legacy_transform(
 
   def update_fn(grads, state, params=None, **extra_args):
     del extra_args
-    _check_update_inputs(grads, params, _param_shaped_trees(state.slots),
-                         name)
+    _check_update_inputs(
+        grads, params,
+        [] if params is not None else _param_shaped_trees(init_fn, state),
+        name)
     out_dtypes = jax.tree.map(lambda x: x.dtype,
                               grads if params is None else params)
     grads = _upcast(grads)

@@ -145,6 +145,20 @@ def test_mismatched_gradients_without_params_checked_against_state():
                                 "bias": jnp.zeros(3)}}, state)
 
 
+def test_state_values_that_are_not_per_parameter_are_not_compared():
+  """Nadam's shared momentum-schedule product is a scalar, not params-shaped:
+  updates without params check grads against the per-parameter slots only."""
+  for transform in (jaxopt_port.nadam(), jaxopt_port.legacy.nadam()):
+    updates, _ = transform.update(PARAMS, transform.init(PARAMS))
+    assert jax.tree.structure(updates) == jax.tree.structure(PARAMS)
+    with pytest.raises(ValueError, match=re.escape(
+        "grads at ['layer']['bias'] has shape (3,), expected (2,) as in the "
+        "nadam state.")):
+      transform.update({"layer": {"kernel": jnp.ones((3, 2)),
+                                  "bias": jnp.zeros(3)}},
+                       transform.init(PARAMS))
+
+
 def test_weight_decay_needs_params():
   transform = jaxopt_port.adamw()
   with pytest.raises(ValueError, match=re.escape(
