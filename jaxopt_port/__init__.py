@@ -8,6 +8,7 @@ whose state is an explicit pytree mirroring Keras's optimizer variables.
 
 from jaxopt_port import legacy, schedules
 from jaxopt_port._adadelta import adadelta
+from jaxopt_port._adafactor import adafactor
 from jaxopt_port._adagrad import adagrad
 from jaxopt_port._adam import adam, adamw
 from jaxopt_port._adamax import adamax
@@ -19,16 +20,20 @@ from jaxopt_port._ftrl import ftrl
 from jaxopt_port._classic import centered_momentum_sgd, momentum_sgd, vanilla_sgd
 from jaxopt_port._lamb import lamb
 from jaxopt_port._lion import lion
+from jaxopt_port._multi_optimizer import multi_optimizer
+from jaxopt_port._muon import muon
 from jaxopt_port._nadam import nadam
 from jaxopt_port._rmsprop import rmsprop
+from jaxopt_port._schedule_free import schedule_free_adamw
 from jaxopt_port._sgd import sgd
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "UpdateStep", "adadelta", "adagrad", "adam",
-    "adamax", "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "legacy",
-    "lamb", "legacy_transform", "lion", "momentum_sgd", "nadam", "rmsprop",
-    "schedules", "sgd", "vanilla_sgd",
+    "KerasState", "LegacyState", "UpdateStep", "adadelta", "adafactor",
+    "adagrad", "adam", "adamax", "adamw", "centered_momentum_sgd", "ftrl",
+    "keras_transform", "legacy", "lamb", "legacy_transform", "lion",
+    "momentum_sgd", "multi_optimizer", "muon", "nadam", "rmsprop",
+    "schedule_free_adamw", "schedules", "sgd", "vanilla_sgd",
     "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -43,9 +43,15 @@ class UpdateStep(NamedTuple):
       (updates, slots)`: Keras's `update_step` for the whole tree. `updates`
       are added to the params (sign and learning rate included);
       `iteration` is Keras's `optimizer.iterations` (0 on the first step).
+    weight_decay_rates: For an optimizer that decays each parameter at its own
+      rate (Muon), `weight_decay_rates(params) -> tree of rates` (0 for none);
+      it replaces the base argument `weight_decay` in Keras's decay
+      `p = p - p * rate * lr`. None: every parameter decays by
+      `weight_decay`.
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
+  weight_decay_rates: Callable[[optax.Params], Any] | None = None
 
 
 class KerasState(NamedTuple):
@@ -196,11 +202,12 @@ def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
   if params is not None:
     _checks.check_same_tree(params, grads, expected_name="params",
                             received_name="grads")
-  else:
-    for tree in param_shaped:
-      _checks.check_same_tree(tree, grads,
-                              expected_name=f"the {name} state",
-                              received_name="grads")
+  elif param_shaped:
+    # The first copy of the params' tree in the state; later ones may hold
+    # leaves of other shapes (Adafactor's factored moments).
+    _checks.check_same_tree(param_shaped[0], grads,
+                            expected_name=f"the {name} state",
+                            received_name="grads")
 
 
 class _ParamsMarker:
@@ -300,7 +307,9 @@ def keras_transform(
         grads, params,
         [] if params is not None else _param_shaped_trees(init_fn, state),
         name)
-    if params is None and (weight_decay is not None or use_ema):
+    decays = (weight_decay is not None
+              or update_step.weight_decay_rates is not None)
+    if params is None and (decays or use_ema):
       raise ValueError(
           f"{name} with weight_decay or use_ema needs the current params: "
           "call update(grads, state, params).")
@@ -320,10 +329,13 @@ def keras_transform(
       grads = clip(grads)
       step_params = compute_params
       decay = None
-      if weight_decay is not None:
+      if decays:
+        rates = (update_step.weight_decay_rates(compute_params)
+                 if update_step.weight_decay_rates is not None
+                 else jax.tree.map(lambda _: weight_decay, compute_params))
         decay = jax.tree.map(
-            lambda p: -(p * cast_like(weight_decay, p) * cast_like(lr, p)),
-            compute_params)
+            lambda p, rate: -(p * cast_like(rate, p) * cast_like(lr, p)),
+            compute_params, rates)
         step_params = jax.tree.map(jnp.add, compute_params, decay)
       updates, slots = update_step.update(grads, slots, step_params, lr,
                                           iteration)
@@ -507,3 +519,20 @@ def with_legacy_base_arguments(*, learning_rate: float,
   """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips)."""
   return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
                   LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults)
+
+
+def path_name(path: tuple[Any, ...]) -> str:
+  """A tree path as Keras names variables: `dense/kernel` for
+  `{"dense": {"kernel": ...}}` (and for the key "dense/kernel", as the
+  bridge passes Keras's `variable.path`)."""
+  parts = []
+  for entry in path:
+    if isinstance(entry, jax.tree_util.DictKey):
+      parts.append(str(entry.key))
+    elif isinstance(entry, jax.tree_util.GetAttrKey):
+      parts.append(entry.name)
+    elif isinstance(entry, jax.tree_util.SequenceKey):
+      parts.append(str(entry.idx))
+    else:
+      parts.append(str(getattr(entry, "key", entry)))
+  return "/".join(parts)

@@ -55,10 +55,12 @@ def check_range(name: str, value: Any, low: float, high: float = math.inf, *,
         f"`{name}` must be in {interval}. Received: {name}={value!r}")
 
 
-def check_moment_arguments(beta_1: Any, beta_2: Any, epsilon: Any) -> None:
+def check_moment_arguments(beta_1: Any, beta_2: Any, epsilon: Any, *,
+                           names: tuple[str, str] = ("beta_1", "beta_2")
+                           ) -> None:
   """The Adam family's betas in [0, 1) and a non-negative epsilon."""
-  check_range("beta_1", beta_1, 0.0, 1.0, high_open=True)
-  check_range("beta_2", beta_2, 0.0, 1.0, high_open=True)
+  check_range(names[0], beta_1, 0.0, 1.0, high_open=True)
+  check_range(names[1], beta_2, 0.0, 1.0, high_open=True)
   check_range("epsilon", epsilon, 0.0)
 
 

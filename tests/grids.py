@@ -38,6 +38,19 @@ OWN = {
                   "learning_rate": 0.01}],
     "legacy.ftrl": FTRL,
     "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
+    "adafactor": [{}, {"beta_2_decay": -0.5, "epsilon_2": 0.1,
+                       "clip_threshold": 0.1, "learning_rate": 0.01},
+                  {"epsilon_1": 1e-3}, {"relative_step": False}],
+    "muon": [{}, {"nesterov": False, "rms_rate": None, "momentum": 0.5},
+             {"adam_beta_1": 0.5, "adam_beta_2": 0.9, "epsilon": 1e-3,
+              "adam_lr_ratio": 0.5},
+             {"exclude_layers": ["variable_2"]},
+             {"weight_decay": 0.1, "adam_weight_decay": None,
+              "learning_rate": 0.01},
+             {"ns_steps": 2, "muon_a": 2.0, "muon_b": -1.5, "muon_c": 0.5}],
+    "schedule_free_adamw": [{}, {"warmup_steps": 10, "beta_1": 0.5,
+                                 "beta_2": 0.9},
+                            {"epsilon": 1e-3, "learning_rate": 0.01}],
     "legacy.sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True}],
     "legacy.adam": [{}, {"amsgrad": True, "beta_2": 0.9},
                     {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
@@ -55,11 +68,15 @@ OWN = {
 
 # Legacy optimizers replace a zero epsilon by 1e-7, the default: the point
 # checks that rule (a port using 0 leaves the native trajectory at scale 1e-4).
-SAME_TRAJECTORY_AS_DEFAULT = [{"epsilon": 0.0}]
+SAME_TRAJECTORY_AS_DEFAULT = [{"epsilon": 0.0},
+                              # Keras 3.15's Adafactor caps the step by
+                              # 1/sqrt(t) whatever relative_step says.
+                              {"relative_step": False}]
 
 # Optimizers whose step does not depend on the gradients' scale (Lion steps
-# by a sign): `loss_scale_factor` cannot change their trajectory.
-SCALE_INVARIANT = {"lion"}
+# by a sign, Adafactor divides g by its RMS): `loss_scale_factor` cannot
+# change their trajectory.
+SCALE_INVARIANT = {"lion", "adafactor"}
 LOSS_SCALE_POINT = {"loss_scale_factor": 1e4}
 
 KERAS_BASE = [

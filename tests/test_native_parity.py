@@ -49,11 +49,13 @@ def _schedules(declaration):
   return keras.optimizers.schedules
 
 
-def _native(declaration, kwargs):
+def _native_trajectory(declaration, kwargs, initial, gradients):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)  # tf_keras: `lr` deprecated.
-    return declaration.native_class()(
+    optimizer = declaration.native_class()(
         **grids.build(kwargs, _schedules(declaration)))
+  return testing.native_trajectory(optimizer, initial, gradients,
+                                   backend=declaration.native_backend)
 
 
 def _port(declaration, kwargs):
@@ -69,9 +71,7 @@ def _problem(scale):
 
 @functools.lru_cache(maxsize=None)
 def _native_default(name, scale):
-  initial, gradients = _problem(scale)
-  return testing.native_trajectory(_native(catalog.lookup(name), {}), initial,
-                                   gradients)
+  return _native_trajectory(catalog.lookup(name), {}, *_problem(scale))
 
 
 def test_every_native_optimizer_has_a_grid():
@@ -84,8 +84,7 @@ def test_every_native_optimizer_has_a_grid():
 def test_port_equals_native(name, kwargs, scale):
   declaration = catalog.lookup(name)
   initial, gradients = _problem(scale)
-  expected = testing.native_trajectory(_native(declaration, kwargs), initial,
-                                       gradients)
+  expected = _native_trajectory(declaration, kwargs, initial, gradients)
   actual = testing.transform_trajectory(_port(declaration, kwargs), initial,
                                         gradients)
   testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6,

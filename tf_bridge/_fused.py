@@ -133,19 +133,40 @@ class FusedTransform:
     self.keys: list[str] = []
     self._treedef: Any = None
     self._roles: list[int | None] = []
+    self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
 
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
     factory = self._factory
     rate = {"learning_rate": learning_rate} if self._takes_learning_rate else {}
     if self._bare:
-      step_parameters = inspect.signature(factory.make_update_step).parameters
-      step_arguments = {k: v for k, v in self._arguments.items()
-                        if k in step_parameters}
+      # The host applies weight decay, also an update step's own rates
+      # (see `weight_decay_rates`).
       return factory.wrap_update_step(
-          factory.make_update_step(**step_arguments), learning_rate)
+          self._update_step()._replace(weight_decay_rates=None),
+          learning_rate)
     own = {k: v for k, v in self._arguments.items()
            if k not in self._host_base_arguments}
     return factory(**rate, **own)
+
+  def weight_decay_rates(self) -> list[Any] | None:
+    """Per-variable weight decay rates, in variable order, of an update step
+    with its own rule (Muon: Adam parameters decay by `adam_weight_decay`);
+    None where Keras's uniform `weight_decay` applies."""
+    if not self._bare:
+      return None
+    step = self._update_step()
+    if step.weight_decay_rates is None:
+      return None
+    rates = step.weight_decay_rates(self._param_specs)
+    return [rates[key] for key in self.keys]
+
+  def _update_step(self):
+    """The bare algorithm's `UpdateStep` (for a port of the host's
+    generation)."""
+    make = self._factory.make_update_step
+    parameters = inspect.signature(make).parameters
+    return make(**{k: v for k, v in self._arguments.items()
+                   if k in parameters})
 
   def initial_state(self, keys: Sequence[str], values: Sequence[np.ndarray]
                     ) -> list[StateLeaf]:
@@ -167,6 +188,8 @@ class FusedTransform:
                   np.asarray(leaf))
         for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles))]
     self.keys, self._treedef = list(keys), treedef
+    self._param_specs = {key: jax.ShapeDtypeStruct(value.shape, value.dtype)
+                         for key, value in params.items()}
     self._roles = [leaf.slot_of for leaf in leaves]
     return leaves
 

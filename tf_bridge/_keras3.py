@@ -119,6 +119,18 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
               dtype=str(leaf.value.dtype), name=prefix + leaf.name)
         self._state_variables.append(variable)
 
+    def _apply_weight_decay(self, variables):
+      rates = self._fused.weight_decay_rates()
+      if rates is None:
+        return super()._apply_weight_decay(variables)
+      for variable in variables:
+        rate = rates[self._get_variable_index(variable)]
+        if rate and self._use_weight_decay(variable):
+          lr = keras.ops.cast(self.learning_rate, variable.dtype)
+          variable.assign(
+              variable - variable * keras.ops.cast(rate, variable.dtype) * lr)
+      return None
+
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
       if keras.backend.backend() == "jax":
         return self._jax_update_step(grads, trainable_variables, learning_rate)
