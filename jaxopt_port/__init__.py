@@ -6,10 +6,10 @@ computes; `jaxopt_port.legacy.<name>` what `tf_keras.optimizers.legacy.<Name>`
 whose state is an explicit pytree mirroring Keras's optimizer variables.
 """
 
-from jaxopt_port import legacy, schedules
+from jaxopt_port import legacy, schedules, tf1
 from jaxopt_port._adadelta import adadelta
 from jaxopt_port._adafactor import adafactor
-from jaxopt_port._adagrad import adagrad
+from jaxopt_port._adagrad import adagrad, adagrad_decay
 from jaxopt_port._adam import adam, adamw
 from jaxopt_port._adamax import adamax
 from jaxopt_port._base import (KerasState, LegacyState, UpdateStep,
@@ -31,9 +31,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KerasState", "LegacyState", "UpdateStep", "adadelta", "adafactor",
-    "adagrad", "adam", "adamax", "adamw", "centered_momentum_sgd", "ftrl",
-    "keras_transform", "legacy", "lamb", "legacy_transform", "lion",
-    "momentum_sgd", "multi_optimizer", "muon", "nadam", "rmsprop",
-    "schedule_free_adamw", "schedules", "sgd", "vanilla_sgd",
-    "with_keras_base_arguments", "with_legacy_base_arguments",
+    "adagrad", "adagrad_decay", "adam", "adamax", "adamw",
+    "centered_momentum_sgd", "ftrl", "keras_transform", "lamb", "legacy",
+    "legacy_transform", "lion", "momentum_sgd", "multi_optimizer", "muon",
+    "nadam", "rmsprop", "schedule_free_adamw", "schedules", "sgd", "tf1",
+    "vanilla_sgd", "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -1,4 +1,4 @@
-"""Adagrad: `keras.optimizers.Adagrad`."""
+"""Adagrad: `keras.optimizers.Adagrad` (and legacy's), and AdagradDecay."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like,
+                               with_keras_base_arguments)
 
 
 class AdagradSlots(NamedTuple):
@@ -79,3 +80,82 @@ def adagrad(initial_accumulator_value: float = 0.1,
   check_adagrad_arguments(initial_accumulator_value, epsilon)
   return adagrad_update_step(initial_accumulator_value, epsilon,
                              epsilon_inside_sqrt=True)
+
+
+class AdagradDecaySlots(NamedTuple):
+  accumulator: optax.Params
+  decay_count: optax.Params  # Decays applied so far, per row (int32).
+
+
+def check_adagrad_decay_arguments(initial_accumulator_value: Any,
+                                  accumulator_decay_step: Any,
+                                  accumulator_decay_rate: Any) -> None:
+  _checks.check_range("initial_accumulator_value", initial_accumulator_value,
+                      0.0)
+  _checks.check_optional_int("accumulator_decay_step", accumulator_decay_step,
+                             1)
+  _checks.check_range("accumulator_decay_rate", accumulator_decay_rate, 0.0,
+                      1.0)
+
+
+def adagrad_decay_update_step(initial_accumulator_value: Any,
+                              accumulator_decay_step: Any,
+                              accumulator_decay_rate: Any) -> UpdateStep:
+  """AdagradDecay's update step; see `adagrad_decay`."""
+
+  def build(params):
+    return AdagradDecaySlots(
+        jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value),
+                     params),
+        jax.tree.map(lambda p: jnp.zeros(p.shape[:1], jnp.int32), params))
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del params
+    due = (iteration + 1) // jnp.asarray(accumulator_decay_step, jnp.int32)
+
+    def leaf_step(g, a, count):
+      decays = due > count
+      rows = decays.reshape(decays.shape + (1,) * (a.ndim - decays.ndim))
+      a = jnp.where(rows, jnp.maximum(
+          a * cast_like(accumulator_decay_rate, a),
+          cast_like(initial_accumulator_value, a)), a)
+      a = a + g * g
+      return (-(cast_like(learning_rate, g) * g / jnp.sqrt(a)), a,
+              count + decays.astype(jnp.int32))
+
+    results = jax.tree.map(leaf_step, grads, *slots)
+    updates, accumulator, count = jax.tree.transpose(
+        jax.tree.structure(grads), jax.tree.structure((0, 0, 0)), results)
+    return updates, AdagradDecaySlots(accumulator, count)
+
+  return UpdateStep(build, update)
+
+
+@with_keras_base_arguments(learning_rate=REQUIRED)
+def adagrad_decay(initial_accumulator_value: float = 0.1,
+                  accumulator_decay_step: int = 100000,
+                  accumulator_decay_rate: float = 0.9) -> UpdateStep:
+  """AdagradDecay, the TF1-style Adagrad whose accumulator decays every
+  `accumulator_decay_step` steps (as in PAI-TF/DeepRec's
+  `AdagradDecayOptimizer`, for long-running recommendation models).
+
+  With `t` the 1-based step and `c` the decays applied so far (per row, so a
+  sparse update decays only the rows it touches, once each, when due)::
+
+    if t // accumulator_decay_step > c:
+      a = max(a * accumulator_decay_rate, initial_accumulator_value); c += 1
+    a = a + g**2
+    p = p - learning_rate * g / sqrt(a)           (no epsilon)
+
+  Args:
+    learning_rate: A float or a schedule (required).
+    initial_accumulator_value: Start of the accumulators and floor of their
+      decay, >= 0.
+    accumulator_decay_step: Steps between decays, an int >= 1.
+    accumulator_decay_rate: In [0, 1].
+  """
+  check_adagrad_decay_arguments(initial_accumulator_value,
+                                accumulator_decay_step, accumulator_decay_rate)
+  return adagrad_decay_update_step(initial_accumulator_value,
+                                   accumulator_decay_step,
+                                   accumulator_decay_rate)

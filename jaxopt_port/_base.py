@@ -464,7 +464,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     own = inspect.signature(make_update_step).parameters
     parameters = [] if "learning_rate" in own else [inspect.Parameter(
         "learning_rate", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        default=learning_rate, annotation="ScalarOrSchedule")]
+        default=learning_rate,  # REQUIRED (no default) for TF1's optimizers.
+        annotation="ScalarOrSchedule")]
     parameters += list(own.values())
     parameters += [
         inspect.Parameter(argument, inspect.Parameter.KEYWORD_ONLY,
@@ -497,6 +498,15 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     return factory
 
   return declare
+
+
+# A `learning_rate` without default, as TF1's optimizers take it.
+REQUIRED = inspect.Parameter.empty
+
+TF1_ARGUMENTS_DOC = """
+  As TF1's `tf.compat.v1.train` optimizers: no clipping or decay arguments;
+  `learning_rate` may be a schedule of the step count.
+"""
 
 
 def with_keras_base_arguments(*, learning_rate: float,
@@ -536,3 +546,10 @@ def path_name(path: tuple[Any, ...]) -> str:
     else:
       parts.append(str(getattr(entry, "key", entry)))
   return "/".join(parts)
+
+
+def with_tf1_arguments(*, learning_rate: Any = REQUIRED) -> Declaration:
+  """As `with_legacy_base_arguments`, for a TF1 `compat.v1.train` optimizer:
+  OptimizerV2's step semantics without its base arguments; `learning_rate`
+  is required, as in TF1."""
+  return _declare(legacy_transform, {}, TF1_ARGUMENTS_DOC, learning_rate, {})

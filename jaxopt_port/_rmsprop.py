@@ -90,7 +90,8 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
 
 
 def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
-                               centered: bool) -> UpdateStep:
+                               centered: bool, *, initial_rms: float = 0.0,
+                               always_momentum: bool = False) -> UpdateStep:
   """OptimizerV2's RMSprop: epsilon's place depends on momentum.
 
   With momentum (the ResourceApply(Centered)RMSProp kernels), epsilon is inside
@@ -100,13 +101,17 @@ def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     denominator = rms - mg**2 (centered) or rms
     mom = momentum * mom + lr * g / sqrt(denominator + epsilon); p = p - mom
     p = p - lr * g / (sqrt(denominator) + epsilon)        (no momentum)
+
+  TF1's RMSProp starts `rms` at `initial_rms` = 1 and always runs the
+  momentum kernel (`always_momentum`).
   """
-  with_momentum = not _checks.is_python_zero(momentum)
+  with_momentum = always_momentum or not _checks.is_python_zero(momentum)
 
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    return LegacyRMSpropSlots(zeros, zeros if with_momentum else None,
-                              zeros if centered else None)
+    return LegacyRMSpropSlots(
+        jax.tree.map(lambda p: jnp.full_like(p, initial_rms), params),
+        zeros if with_momentum else None, zeros if centered else None)
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
