@@ -495,6 +495,7 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     # itself (the Keras bridge): wrap_update_step(make_update_step(...), lr).
     factory.make_update_step = make_update_step
     factory.wrap_update_step = wrap
+    factory.base_arguments = tuple(base_arguments)
     return factory
 
   return declare

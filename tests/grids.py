@@ -64,6 +64,27 @@ OWN = {
                              "learning_rate": 1.0}, {"epsilon": 0.0}],
     "legacy.nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
                      {"schedule_decay": 0.1}],
+    # TF1 optimizers require `learning_rate`: the catalog supplies 0.01.
+    "tf1.gradient_descent": [{}, {"learning_rate": 0.1}],
+    "tf1.momentum": [{}, {"use_nesterov": True},
+                     {"momentum": 0.5, "learning_rate": 0.1}],
+    "tf1.adam": [{}, {"beta1": 0.5, "beta2": 0.9, "epsilon": 1e-3},
+                 {"learning_rate": 0.1}],
+    "tf1.adagrad": [{}, {"initial_accumulator_value": 1.0,
+                         "learning_rate": 0.1}],
+    "tf1.adagrad_da": [{}, {"l1_regularization_strength": 0.01,
+                            "l2_regularization_strength": 0.1},
+                       {"initial_gradient_squared_accumulator_value": 1.0}],
+    "tf1.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
+    "tf1.rmsprop": [{}, {"momentum": 0.5, "centered": True},
+                    {"decay": 0.5, "epsilon": 1e-3}],
+    "tf1.ftrl": FTRL,
+    "tf1.proximal_adagrad": [{}, {"l1_regularization_strength": 0.01,
+                                  "l2_regularization_strength": 0.1,
+                                  "learning_rate": 0.1},
+                             {"initial_accumulator_value": 1.0}],
+    "tf1.proximal_gradient_descent": [{}, {"l1_regularization_strength": 0.01,
+                                           "l2_regularization_strength": 0.1}],
 }
 
 # Legacy optimizers replace a zero epsilon by 1e-7, the default: the point

@@ -2,6 +2,8 @@
 one fused XLA call per step, sparse gradients, and Keras's own machinery."""
 
 import functools
+import importlib
+import typing
 
 import jaxopt_port
 import keras
@@ -20,9 +22,11 @@ SHAPES = ((), (5,), (4, 3), (6, 3))  # The last one gets sparse gradients.
 
 
 def bridged_class(declaration):
-  module = tf_bridge.legacy if declaration.generation == catalog.LEGACY \
-      else tf_bridge
-  return getattr(module, declaration.class_name)
+  """The declaration's own class: Keras 3's for Keras 3 and TF1 ports,
+  OptimizerV2's for legacy ones."""
+  module = ("tf_bridge.legacy" if declaration.generation == catalog.LEGACY
+            else declaration.bridge_path)
+  return getattr(importlib.import_module(module), declaration.class_name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,10 +66,7 @@ def keras_trajectory(optimizer, initial, gradients, *, sparse=False,
       value, name=f"variable_{index}") for index, value in enumerate(initial)]
 
   def apply(step_gradients):
-    if keras3:
-      optimizer.apply(step_gradients, variables)
-    else:
-      optimizer.apply_gradients(zip(step_gradients, variables))
+    testing.apply_gradients(optimizer, step_gradients, variables)
 
   if in_function:
     apply = tf.function(apply)
@@ -77,12 +78,35 @@ def keras_trajectory(optimizer, initial, gradients, *, sparse=False,
   return trajectory
 
 
-ALL_CLASSES = [(d, d.class_name) for d in catalog.CATALOG] + [
-    (d, d.class_name) for d in catalog.CATALOG
-    if d.generation == catalog.KERAS and not any(
-        other.generation == catalog.LEGACY and other.class_name == d.class_name
-        for other in catalog.CATALOG)
-    and not hasattr(tf_keras.optimizers.legacy, d.class_name)]
+class BridgedCase(typing.NamedTuple):
+  declaration: catalog.Declaration
+  optimizer_class: type
+  legacy: bool  # An OptimizerV2 class.
+
+  def make(self, **kwargs):
+    return self.optimizer_class(**{**self.declaration.required, **kwargs})
+
+
+def _all_classes():
+  """Every bridged class: each declaration's own, and the OptimizerV2 hosts
+  of Keras 3 algorithms legacy lacks and of TF1's optimizers."""
+  for declaration in catalog.CATALOG:
+    yield BridgedCase(declaration, bridged_class(declaration),
+                      declaration.generation == catalog.LEGACY)
+  for generation in (catalog.LEGACY, catalog.TF1):
+    for declaration in catalog.legacy_hosted(generation):
+      if declaration.generation != catalog.LEGACY:
+        module = declaration.bridge_path.replace("tf_bridge",
+                                                 "tf_bridge.legacy")
+        yield BridgedCase(
+            declaration, getattr(importlib.import_module(module),
+                                 declaration.class_name), True)
+
+
+ALL_CLASSES = list(_all_classes())
+IDS = [f"{case.optimizer_class.__module__}.{case.optimizer_class.__name__}"
+       .removeprefix("tf_bridge.").removeprefix("tf_bridge")
+       for case in ALL_CLASSES]
 
 
 def test_legacy_classes_never_stand_in_for_a_native_legacy_class():
@@ -94,26 +118,18 @@ def test_legacy_classes_never_stand_in_for_a_native_legacy_class():
     if legacy_class and hasattr(tf_keras.optimizers.legacy,
                                 declaration.class_name):
       assert catalog.lookup(f"legacy.{declaration.port.__name__}")
-IDS = [("legacy." if i >= len(catalog.CATALOG)
-        or d.generation == catalog.LEGACY else "") + name
-       for i, (d, name) in enumerate(ALL_CLASSES)]
-
-
-def bridged_instance(declaration, index):
-  if index >= len(catalog.CATALOG):  # A Keras 3 algorithm in OptimizerV2.
-    return getattr(tf_bridge.legacy, declaration.class_name)()
-  return bridged_class(declaration)()
 
 
 @pytest.mark.parametrize("in_function", [False, True],
                          ids=["eager", "tf.function"])
 @pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
 def test_bridged_equals_native_and_port(case, in_function):
-  declaration, _ = ALL_CLASSES[case]
+  declaration = ALL_CLASSES[case].declaration
   initial, gradients = problem(sparse=False)
-  bridged = keras_trajectory(bridged_instance(declaration, case), initial,
-                             gradients, in_function=in_function)
-  port = testing.transform_trajectory(declaration.port(), initial, gradients)
+  bridged = keras_trajectory(ALL_CLASSES[case].make(), initial, gradients,
+                             in_function=in_function)
+  port = testing.transform_trajectory(declaration.make_port(), initial,
+                                      gradients)
   testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6,
                                actual_name="bridge", expected_name="port")
   if declaration.has_native:
@@ -127,7 +143,7 @@ def native_dense_trajectory(declaration, kwargs, gradients, in_function):
   """The native class's trajectory on dense gradients, on its ground-truth
   backend (a subprocess on Keras's JAX backend for ScheduleFreeAdamW)."""
   initial = problem(sparse=False)[0]
-  optimizer = declaration.native_class()(**kwargs)
+  optimizer = declaration.make_native(**kwargs)
   if declaration.native_backend != "tensorflow":
     return testing.native_trajectory(optimizer, initial, gradients,
                                      backend=declaration.native_backend)
@@ -149,15 +165,16 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
 def test_bridged_sparse(declaration, kwargs, in_function):
   """In tf.function; sparse gradients with duplicate indices summed.
 
-  Legacy: the native sparse path is the ground truth (lazy where native is
-  lazy). Keras 3: the native dense result is (the TensorFlow backend squares
-  duplicate indices separately; DESIGN.md follows the JAX backend).
+  Legacy and TF1: the native sparse path is the ground truth (lazy where
+  native is lazy). Keras 3: the native dense result is (the TensorFlow backend
+  squares duplicate indices separately; DESIGN.md follows the JAX backend).
   """
   initial, gradients = problem(sparse=True)
-  bridged = keras_trajectory(bridged_class(declaration)(**kwargs), initial,
-                             gradients, sparse=True, in_function=in_function)
-  if declaration.generation == catalog.LEGACY:
-    native = keras_trajectory(declaration.native_class()(**kwargs), initial,
+  bridged = keras_trajectory(
+      bridged_class(declaration)(**{**declaration.required, **kwargs}),
+      initial, gradients, sparse=True, in_function=in_function)
+  if declaration.generation != catalog.KERAS:
+    native = keras_trajectory(declaration.make_native(**kwargs), initial,
                               gradients, sparse=True, in_function=in_function)
   else:
     native = native_dense_trajectory(declaration, kwargs, densify(gradients),
@@ -360,15 +377,15 @@ def test_every_class_fits_saves_and_loads(case, tmp_path):
   """`model.fit` equals the native class's (same generation, where one
   exists); `model.save` then `load_model` restores the optimizer's state bit
   for bit, and training continues identically."""
-  declaration, name = ALL_CLASSES[case]
-  legacy = case >= len(catalog.CATALOG) or (
-      declaration.generation == catalog.LEGACY)
-  kwargs = {"learning_rate": 0.05, **FIT_ARGUMENTS.get(name, {})}
-  model = fit(type(bridged_instance(declaration, case))(**kwargs), legacy,
-              epochs=1)
-  if (declaration.has_native and case < len(catalog.CATALOG)
+  declaration, _, legacy = ALL_CLASSES[case]
+  kwargs = {"learning_rate": 0.05,
+            **FIT_ARGUMENTS.get(declaration.class_name, {})}
+  model = fit(ALL_CLASSES[case].make(**kwargs), legacy, epochs=1)
+  native_host = {catalog.KERAS: False, catalog.LEGACY: True}.get(
+      declaration.generation)
+  if (declaration.has_native and native_host == legacy
       and declaration.native_backend == "tensorflow"):
-    native = fit(declaration.native_class()(**kwargs), legacy, epochs=1)
+    native = fit(declaration.make_native(**kwargs), legacy, epochs=1)
     for got, want in zip(model.get_weights(), native.get_weights()):
       np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
   loaded = saved_and_loaded(model, legacy, tmp_path)

@@ -88,3 +88,96 @@ def test_zero_momentum_keeps_no_slot():
   assert state.slots.momentum is None
   state = jaxopt_port.momentum_sgd(momentum=0.5).init({"w": np.ones(2)})
   assert optax.tree.size(state.slots.momentum) == 2
+
+
+def adagrad_decay_numpy(initial, gradients, touched_rows, *, learning_rate,
+                        initial_accumulator_value, decay_step, decay_rate):
+  """DESIGN.md's AdagradDecay in float64; `touched_rows[step][index]` lists
+  the rows a sparse gradient touched (None: dense, every row)."""
+  params = [p.astype(np.float64) for p in initial]
+  accumulators = [np.full_like(p, initial_accumulator_value) for p in params]
+  counts = [np.zeros(p.shape[:1], np.int64) for p in params]
+  trajectory = []
+  for step, (grads, rows_of) in enumerate(zip(gradients, touched_rows)):
+    due = (step + 1) // decay_step
+    for index, grad in enumerate(grads):
+      rows = rows_of[index]
+      if params[index].ndim == 0 or rows is None:
+        rows = Ellipsis
+      accumulator, count = accumulators[index], counts[index]
+      decays = due > count[rows]
+      per_row = decays.reshape(
+          decays.shape + (1,) * (accumulator[rows].ndim - decays.ndim))
+      accumulator[rows] = np.where(
+          per_row, np.maximum(accumulator[rows] * decay_rate,
+                              initial_accumulator_value), accumulator[rows])
+      count[rows] += decays
+      accumulator[rows] += grad[rows] ** 2
+      params[index][rows] -= (learning_rate * grad[rows]
+                              / np.sqrt(accumulator[rows]))
+    trajectory.append([p.copy() for p in params])
+  return trajectory
+
+
+ADAGRAD_DECAY = {"learning_rate": 0.1, "initial_accumulator_value": 0.1,
+                 "accumulator_decay_step": 7, "accumulator_decay_rate": 0.5}
+
+
+@pytest.mark.parametrize("generation", ["keras", "legacy"])
+def test_adagrad_decay_equals_formula(generation):
+  assert jaxopt_port.tf1.adagrad_decay is jaxopt_port.adagrad_decay
+  module = jaxopt_port.legacy if generation == "legacy" else jaxopt_port
+  initial, gradients = testing.seeded_problem(STEPS, seed=5, grad_scale=1.0)
+  actual = testing.transform_trajectory(module.adagrad_decay(**ADAGRAD_DECAY),
+                                        initial, gradients)
+  expected = adagrad_decay_numpy(
+      initial, gradients, [[None] * len(initial)] * STEPS,
+      learning_rate=0.1, initial_accumulator_value=0.1, decay_step=7,
+      decay_rate=0.5)
+  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6)
+  undecayed = adagrad_decay_numpy(
+      initial, gradients, [[None] * len(initial)] * STEPS,
+      learning_rate=0.1, initial_accumulator_value=0.1, decay_step=10**6,
+      decay_rate=0.5)
+  with pytest.raises(AssertionError):  # The decay matters on this problem.
+    testing.compare_trajectories(actual, undecayed, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_adagrad_decay_decays_sparse_rows_when_touched(legacy):
+  """Per row: a row a sparse gradient skips keeps its accumulator and its
+  decay count; when touched again it decays once."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  rng = np.random.default_rng(6)
+  initial = [rng.standard_normal((6, 2)).astype(np.float32)]
+  dense, rows, slices = [], [], []
+  for step in range(40):
+    touched = np.unique(rng.choice(6, size=2 if step % 5 else 6))
+    values = rng.standard_normal((len(touched), 2)).astype(np.float32)
+    gradient = np.zeros((6, 2), np.float32)
+    gradient[touched] = values
+    dense.append([gradient])
+    rows.append([touched])
+    slices.append([tf.IndexedSlices(tf.constant(values), tf.constant(touched),
+                                    tf.constant([6, 2]))])
+  module = tf_bridge.legacy if legacy else tf_bridge
+  optimizer = module.AdagradDecay(**ADAGRAD_DECAY)
+  variable = (tf.Variable if legacy else keras.Variable)(initial[0],
+                                                         name="embedding")
+  trajectory = []
+  for step_slices in slices:
+    testing.apply_gradients(optimizer, step_slices, [variable])
+    trajectory.append([np.array(variable.numpy())])
+  expected = adagrad_decay_numpy(
+      initial, dense, rows, learning_rate=0.1, initial_accumulator_value=0.1,
+      decay_step=7, decay_rate=0.5)
+  testing.compare_trajectories(trajectory, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge", expected_name="numpy")
+  all_rows = adagrad_decay_numpy(
+      initial, dense, [[None]] * 40, learning_rate=0.1,
+      initial_accumulator_value=0.1, decay_step=7, decay_rate=0.5)
+  with pytest.raises(AssertionError):  # Lazy rows differ from dense here.
+    testing.compare_trajectories(trajectory, all_rows, rtol=1e-5, atol=1e-6)

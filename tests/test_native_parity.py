@@ -1,7 +1,8 @@
 """Every port equals its native Keras optimizer at every step, per grid point.
 
-Keras 3 ports against `keras.optimizers` (TensorFlow backend), legacy ports
-against `tf_keras.optimizers.legacy`: 100 steps on a scalar, a vector and a
+Keras 3 ports against `keras.optimizers` (TensorFlow backend; JAX backend
+for ScheduleFreeAdamW), legacy ports against `tf_keras.optimizers.legacy`, TF1
+ports against `tf.compat.v1.train` run eagerly: 100 steps on a scalar, a vector and a
 matrix variable, seeded gradients of scale 1 and 1e-4 (where epsilon
 placement decides the result), rtol 1e-5 and atol 1e-6.
 """
@@ -21,8 +22,8 @@ NATIVE = [d for d in catalog.CATALOG if d.has_native]
 
 def _cases():
   for declaration in NATIVE:
-    base = (grids.LEGACY_BASE if declaration.generation == catalog.LEGACY
-            else grids.KERAS_BASE)
+    base = {catalog.KERAS: grids.KERAS_BASE,
+            catalog.LEGACY: grids.LEGACY_BASE}.get(declaration.generation, [])
     for kwargs in grids.OWN.get(declaration.name, [{}]):
       for scale in grids.GRAD_SCALES:
         yield declaration.name, kwargs, scale
@@ -52,7 +53,7 @@ def _schedules(declaration):
 def _native_trajectory(declaration, kwargs, initial, gradients):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)  # tf_keras: `lr` deprecated.
-    optimizer = declaration.native_class()(
+    optimizer = declaration.make_native(
         **grids.build(kwargs, _schedules(declaration)))
   return testing.native_trajectory(optimizer, initial, gradients,
                                    backend=declaration.native_backend)
@@ -61,7 +62,7 @@ def _native_trajectory(declaration, kwargs, initial, gradients):
 def _port(declaration, kwargs):
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
-    return declaration.port(**grids.build(kwargs, jaxopt_port.schedules))
+    return declaration.make_port(**grids.build(kwargs, jaxopt_port.schedules))
 
 
 @functools.lru_cache(maxsize=None)

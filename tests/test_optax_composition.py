@@ -45,7 +45,7 @@ FULL = {"weight_decay": 0.01, "use_ema": True, "ema_overwrite_frequency": 2,
                          ids=[d.name for d in catalog.CATALOG])
 def test_state_keeps_structure_dtypes_and_shapes(declaration):
   """As optax's alias tests: the state is a fixed-layout pytree, jit == eager."""
-  transform = declaration.port()
+  transform = declaration.make_port()
   state = transform.init(PARAMS)
   update = jax.jit(transform.update)
   params = PARAMS
@@ -157,7 +157,7 @@ def test_tree_map_params_maps_every_per_parameter_leaf():
 @pytest.mark.parametrize("declaration", catalog.CATALOG,
                          ids=[d.name for d in catalog.CATALOG])
 def test_empty_tree(declaration):
-  transform = declaration.port()
+  transform = declaration.make_port()
   state = transform.init({})
   updates, state = transform.update({}, state, {})
   assert updates == {}

@@ -86,7 +86,28 @@ def test_unknown_optimizer(tmp_path):
   assert known == sorted(known)
 
 
-def test_optimizer_without_native(tmp_path):
-  result = parity("--optimizer", "momentum_sgd", cwd=tmp_path)
-  assert result.returncode == 1
-  assert "momentum_sgd has no native Keras optimizer" in result.stderr
+@pytest.mark.parametrize("name,expected", [
+    ("momentum_sgd", ["jaxopt_port.momentum_sgd", "tf_bridge.MomentumSGD",
+                      "jaxopt_port.legacy.momentum_sgd",
+                      "tf_bridge.legacy.MomentumSGD"]),
+    ("tf1.momentum", ["tensorflow.compat.v1.train.MomentumOptimizer",
+                      "jaxopt_port.tf1.momentum", "tf_bridge.tf1.Momentum",
+                      "tf_bridge.legacy.tf1.Momentum"]),
+    ("schedule_free_adamw", ["keras.optimizers.ScheduleFreeAdamW",
+                             "jaxopt_port.schedule_free_adamw",
+                             "tf_bridge.ScheduleFreeAdamW",
+                             "tf_bridge.legacy.ScheduleFreeAdamW"]),
+])
+def test_every_kind_of_name(name, expected, tmp_path):
+  """Without a native optimizer the port is the reference; TF1's names run
+  TF1's class; ScheduleFreeAdamW's reference is Keras's JAX backend."""
+  result = parity("--optimizer", name, "--steps", "10", "--json", "r.json",
+                  cwd=tmp_path)
+  assert result.returncode == 0, result.stdout + result.stderr
+  report = json.loads((tmp_path / "r.json").read_text())
+  assert [row["name"].split(" (")[0] for row in report["implementations"]] \
+      == expected
+  assert all(row["within_tolerance"] for row in report["implementations"])
+  if name == "schedule_free_adamw":
+    assert report["reference"] == ("keras.optimizers.ScheduleFreeAdamW (jax "
+                                   "backend, native)")

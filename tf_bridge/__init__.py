@@ -3,7 +3,9 @@
 `tf_bridge.<Name>` is a Keras 3 optimizer (`keras.optimizers.Optimizer`) for
 every Keras 3 port in the catalog (`tf_bridge.catalog`), and
 `tf_bridge.keras_optimizer(factory)` makes one from any optax transform
-factory. The OptimizerV2 classes live in `tf_bridge.legacy`.
+factory. The OptimizerV2 classes live in `tf_bridge.legacy`; TF1's and TF
+Addons' optimizers in `tf_bridge.tf1` and `tf_bridge.addons` (and
+`tf_bridge.legacy.tf1`, `tf_bridge.legacy.addons`).
 `tf_bridge.testing.assert_parity` checks a transform against a native Keras
 optimizer step by step; `python -m tf_bridge.parity` reports it.
 """
@@ -23,9 +25,9 @@ del _declaration
 
 
 def __getattr__(name: str):
-  """`tf_bridge.legacy`, `.testing`, `.parity` import on first use, so
-  `import tf_bridge` loads neither tf_keras nor TensorFlow."""
-  if name in ("legacy", "testing", "parity"):
+  """`tf_bridge.legacy`, `.tf1`, `.addons`, `.testing`, `.parity` import on
+  first use, so `import tf_bridge` does not load tf_keras."""
+  if name in ("legacy", "tf1", "addons", "testing", "parity"):
     import importlib  # pylint: disable=import-outside-toplevel
     return importlib.import_module(f"tf_bridge.{name}")
   raise AttributeError(f"module 'tf_bridge' has no attribute {name!r}")

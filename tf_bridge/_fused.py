@@ -88,21 +88,48 @@ def bind_positional(class_name: str, names: Sequence[str], args: tuple,
   return bound
 
 
-def check_known_arguments(class_name: str, kwargs: dict[str, Any],
-                          own: dict[str, Any], base: Sequence[str],
-                          base_label: str) -> None:
-  unknown = sorted(set(kwargs) - set(own) - set(base))
+def host_base_arguments(factory: Callable[..., Any],
+                        base_arguments: Sequence[str]) -> list[str]:
+  """The host's base arguments, less those a `jaxopt_port` declaration takes
+  as its own (TF1's RMSProp `decay` is its mean-square decay, not
+  OptimizerV2's learning-rate decay, which that class then lacks)."""
+  make = getattr(factory, "make_update_step", None)
+  own = set() if make is None else (
+      set(inspect.signature(make).parameters) - set(factory.base_arguments))
+  return [argument for argument in base_arguments if argument not in own]
+
+
+def required_arguments(factory: Callable[..., Any]) -> list[str]:
+  """The factory's arguments without a default (TF1's `learning_rate`)."""
+  return [name for name, parameter in
+          inspect.signature(factory).parameters.items()
+          if parameter.default is inspect.Parameter.empty
+          and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD,
+                                 parameter.KEYWORD_ONLY)]
+
+
+def check_arguments(class_name: str, kwargs: dict[str, Any],
+                    factory: Callable[..., Any], own: dict[str, Any],
+                    base: Sequence[str], base_label: str) -> None:
+  """Refuses unknown keyword arguments and missing required ones."""
+  unknown = sorted(set(kwargs) - set(own) - set(base) - {"learning_rate"})
   if unknown:
     raise TypeError(
         f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
         f"takes {sorted(own)} and {base_label}'s base arguments.")
+  given = set(kwargs) | ({"learning_rate"} if "lr" in kwargs else set())
+  missing = [name for name in required_arguments(factory)
+             if name not in given]
+  if missing:
+    raise TypeError(f"{class_name}() missing required argument(s): "
+                    f"{', '.join(missing)}")
 
 
 def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
+  """The factory's default learning rate (`inspect.Parameter.empty` if it
+  requires one); `fallback` for a factory that takes none."""
   parameter = inspect.signature(factory).parameters.get("learning_rate")
-  if parameter is None or parameter.default is inspect.Parameter.empty:
-    return fallback
-  return parameter.default
+  return fallback if parameter is None else parameter.default
 
 
 class FusedTransform:

@@ -41,7 +41,8 @@ def _eager_values(variables) -> list[np.ndarray]:
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: Any = False) -> type:
+                    lazy_sparse: Any = False,
+                    module: str = "tf_bridge") -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -64,6 +65,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       slots update everywhere), or a function of the constructor's
       arguments. Otherwise sparse gradients are densified (duplicate indices
       summed), which gives the dense result.
+    module: The class's module and its Keras registration package
+      (`tf_bridge.tf1` keeps TF1's `Adam` apart from Keras 3's).
   """
   import keras  # pylint: disable=import-outside-toplevel
 
@@ -83,9 +86,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __init__(self, *args, name=None, **kwargs):
       kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      _fused.check_arguments(class_name, kwargs, factory, own_defaults,
+                             _fused.KERAS_BASE_ARGUMENTS, "Keras")
       learning_rate = kwargs.pop("learning_rate", default_rate)
-      _fused.check_known_arguments(class_name, kwargs, own_defaults,
-                                   _fused.KERAS_BASE_ARGUMENTS, "Keras")
       base = {**base_defaults,
               **{k: kwargs.pop(k) for k in _fused.KERAS_BASE_ARGUMENTS
                  if k in kwargs}}
@@ -177,7 +180,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
-  BridgedOptimizer.__module__ = "tf_bridge"
+  BridgedOptimizer.__module__ = module
   BridgedOptimizer.__doc__ = (
       f"Keras 3 optimizer running `{factory.__module__}.{factory.__name__}` "
       "in one XLA call per step (see `tf_bridge.keras_optimizer`).\n\n"
@@ -185,7 +188,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   BridgedOptimizer.__init__.__signature__ = _constructor_signature(
       factory, default_rate, own_defaults, base_defaults)
   return keras.saving.register_keras_serializable(
-      package="tf_bridge", name=class_name)(BridgedOptimizer)
+      package=module, name=class_name)(BridgedOptimizer)
 
 
 def _constructor_signature(factory, rate, own, base_defaults
@@ -201,6 +204,8 @@ def _constructor_signature(factory, rate, own, base_defaults
   parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
   for name in positional:
     default = rate if name == "learning_rate" else {**own, **base}[name]
+    if name in _fused.required_arguments(factory):
+      default = inspect.Parameter.empty
     parameters.append(inspect.Parameter(
         name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
   keyword = inspect.Parameter.KEYWORD_ONLY

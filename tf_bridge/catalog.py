@@ -17,8 +17,14 @@ from jaxopt_port import legacy
 
 KERAS = "keras"
 LEGACY = "legacy"
+TF1 = "tf1"
+ADDONS = "addons"
 _NATIVE_MODULES = {KERAS: "keras.optimizers",
-                   LEGACY: "tf_keras.optimizers.legacy"}
+                   LEGACY: "tf_keras.optimizers.legacy",
+                   TF1: "tensorflow.compat.v1.train"}
+# Where the generation's ports and bridged classes live, below `jaxopt_port`,
+# `tf_bridge` and `tf_bridge.legacy`.
+_PREFIXES = {KERAS: "", LEGACY: "legacy.", TF1: "tf1.", ADDONS: "addons."}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,12 +40,34 @@ class Declaration:
   # The Keras backend whose native result is the ground truth: "jax" where
   # the TensorFlow backend has a defect (DESIGN.md, ScheduleFreeAdamW).
   native_backend: str = "tensorflow"
+  # Values for the arguments the optimizer requires (TF1's learning rate),
+  # used wherever the catalog makes an instance (parity command, tests).
+  required: dict[str, Any] = dataclasses.field(default_factory=dict)
 
   @property
   def name(self) -> str:
-    """`adam` (Keras 3) or `legacy.adam`: the parity command's names."""
-    prefix = "legacy." if self.generation == LEGACY else ""
-    return prefix + self.port.__name__
+    """`adam` (Keras 3), `legacy.adam`, `tf1.adam`, `addons.lazy_adam`: the
+    parity command's names."""
+    return _PREFIXES[self.generation] + self.port.__name__
+
+  @property
+  def bridge_path(self) -> str:
+    """Where its Keras 3 class lives: `tf_bridge`, `tf_bridge.tf1`, ...
+    (legacy declarations have OptimizerV2 classes only)."""
+    return "tf_bridge." + _PREFIXES[self.generation].rstrip(".") if (
+        self.generation != KERAS) else "tf_bridge"
+
+  def make_port(self, **kwargs: Any) -> Any:
+    return self.port(**{**self.required, **kwargs})
+
+  def make_native(self, **kwargs: Any) -> Any:
+    """A native optimizer; TF1's AdagradDA gets a fresh `global_step`
+    (`testing.native_trajectory` advances it)."""
+    arguments = {**self.required, **kwargs}
+    if self.generation == TF1 and self.class_name == "AdagradDA":
+      import tensorflow as tf  # pylint: disable=import-outside-toplevel
+      arguments["global_step"] = tf.Variable(0, dtype=tf.int64)
+    return self.native_class()(**arguments)
 
   @property
   def port_path(self) -> str:
@@ -49,25 +77,34 @@ class Declaration:
   def native_path(self) -> str | None:
     if not self.has_native:
       return None
-    return f"{_NATIVE_MODULES[self.generation]}.{self.class_name}"
+    return f"{_NATIVE_MODULES[self.generation]}.{self._native_class_name}"
+
+  @property
+  def _native_class_name(self) -> str:
+    suffix = "Optimizer" if self.generation == TF1 else ""
+    return self.class_name + suffix
 
   def native_class(self) -> type:
-    """The native Keras optimizer class (imports TensorFlow or Keras)."""
+    """The native optimizer class (imports TensorFlow or Keras)."""
     if not self.has_native:
       raise LookupError(f"{self.name} has no native Keras optimizer.")
     module = importlib.import_module(_NATIVE_MODULES[self.generation])
-    return getattr(module, self.class_name)
+    return getattr(module, self._native_class_name)
 
 
-def keras(port, class_name, *, has_native=True, lazy_sparse=False,
-          native_backend="tensorflow") -> Declaration:
-  return Declaration(port, class_name, KERAS, has_native, lazy_sparse,
-                     native_backend)
+def keras(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, KERAS, **options)
 
 
-def keras_legacy(port, class_name, *, has_native=True, lazy_sparse=False
-                 ) -> Declaration:
-  return Declaration(port, class_name, LEGACY, has_native, lazy_sparse)
+def keras_legacy(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, LEGACY, **options)
+
+
+def tf1(port, class_name, *, lazy_sparse=True, **options) -> Declaration:
+  """TF1's sparse kernels update only the touched rows (Adam aside)."""
+  return Declaration(port, class_name, TF1, lazy_sparse=lazy_sparse,
+                     required={"learning_rate": 0.01, **options.pop(
+                         "required", {})}, **options)
 
 
 def with_momentum(arguments: dict[str, Any]) -> bool:
@@ -107,6 +144,21 @@ CATALOG: tuple[Declaration, ...] = (
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",
                  has_native=False),
+    keras(jaxopt_port.adagrad_decay, "AdagradDecay", has_native=False,
+          lazy_sparse=True, required={"learning_rate": 0.1}),
+    keras_legacy(legacy.adagrad_decay, "AdagradDecay", has_native=False,
+                 lazy_sparse=True, required={"learning_rate": 0.1}),
+    tf1(jaxopt_port.tf1.gradient_descent, "GradientDescent",
+        lazy_sparse=False),
+    tf1(jaxopt_port.tf1.momentum, "Momentum", required={"momentum": 0.9}),
+    tf1(jaxopt_port.tf1.adam, "Adam", lazy_sparse=False),
+    tf1(jaxopt_port.tf1.adagrad, "Adagrad"),
+    tf1(jaxopt_port.tf1.adagrad_da, "AdagradDA"),
+    tf1(jaxopt_port.tf1.adadelta, "Adadelta"),
+    tf1(jaxopt_port.tf1.rmsprop, "RMSProp"),
+    tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
+    tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
+    tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}
@@ -122,19 +174,47 @@ def lookup(name: str) -> Declaration:
     ) from None
 
 
+def legacy_hosted(generation: str = LEGACY) -> list[Declaration]:
+  """The declarations with an OptimizerV2 class in `tf_bridge.legacy` (or
+  `tf_bridge.legacy.tf1`, `.addons`): the legacy ports, plus the Keras 3
+  algorithms legacy lacks (with Keras 3 numerics; a Keras 3 port never
+  stands in for a legacy class of the same name)."""
+  if generation != LEGACY:
+    return [d for d in CATALOG if d.generation == generation]
+  legacy = [d for d in CATALOG if d.generation == LEGACY]
+  names = {d.class_name for d in legacy}
+  return legacy + [d for d in CATALOG
+                   if d.generation == KERAS and d.class_name not in names]
+
+
 def markdown_table() -> str:
   """The README's optimizer table (a test keeps the README equal to it)."""
-  rows: dict[str, dict[str, Any]] = {}
+  hosted = {id(d) for generation in (LEGACY, TF1, ADDONS)
+            for d in legacy_hosted(generation)}
+  rows: dict[str, dict[str, list[str]]] = {}
   for declaration in CATALOG:
-    row = rows.setdefault(declaration.port.__name__,
-                          {KERAS: "-", LEGACY: "-", "truth": []})
-    row[declaration.generation] = f"`{declaration.class_name}`"
+    key = declaration.name.removeprefix("legacy.")
+    row = rows.setdefault(key, {"ports": [], "keras": [], "legacy": [],
+                                "truth": []})
+    row["ports"].append(f"`{declaration.port_path}`")
+    if declaration.generation != LEGACY:
+      row["keras"].append(
+          f"`{declaration.bridge_path}.{declaration.class_name}`")
+    if id(declaration) in hosted:
+      row["legacy"].append(
+          f"`{declaration.bridge_path.replace('tf_bridge', 'tf_bridge.legacy')}"
+          f".{declaration.class_name}`" if declaration.generation != LEGACY
+          else f"`tf_bridge.legacy.{declaration.class_name}`")
     if declaration.has_native:
-      row["truth"].append(f"`{declaration.native_path}`")
+      truth = f"`{declaration.native_path}`"
+      if declaration.native_backend != "tensorflow":
+        truth += f" ({declaration.native_backend} backend)"
+      row["truth"].append(truth)
   lines = ["| name | JAX function | Keras 3 class | legacy class | ground truth |",
            "|---|---|---|---|---|"]
   for name, row in rows.items():
+    cells = [", ".join(row[column]) or "-"
+             for column in ("ports", "keras", "legacy")]
     truth = ", ".join(row["truth"]) or "its formula (tests: numpy)"
-    lines.append(f"| {name} | `jaxopt_port.{name}` | {row[KERAS]} | "
-                 f"{row[LEGACY]} | {truth} |")
+    lines.append(f"| {name} | {' | '.join(cells)} | {truth} |")
   return "\n".join(lines)

@@ -1,18 +1,21 @@
-"""Parity report: one optimizer, natively in Keras and as the JAX port.
+"""Parity report: one optimizer, natively and as the JAX port and bridges.
 
     python -m tf_bridge.parity [--optimizer NAME | --all] [--steps N] [--seed N]
                                [--rtol R] [--atol A] [--json PATH] [--plot PATH]
 
 Every implementation trains the same seeded least-squares problem (a 8x4
 kernel and a bias, 64 samples) from the same start, each computing its own
-gradients (TensorFlow's GradientTape or `jax.grad`): the native Keras
-optimizer, the JAX port, and the bridged Keras class (`tf_bridge.<Name>`,
-`tf_bridge.legacy.<Name>`). Each is compared with the native optimizer of its
-Keras generation at every step: the report
-gives the largest absolute and relative parameter difference, the final loss
-and the time per step. NAME is `adam` (Keras 3; its legacy namesake runs too
-when there is one) or `legacy.adam` (OptimizerV2 only). The exit status is 1
-when a port differs from its native optimizer beyond `atol + rtol * |native|`.
+gradients (TensorFlow's GradientTape or `jax.grad`): the native optimizer
+(Keras 3, tf_keras legacy or TF1; ScheduleFreeAdamW on Keras's JAX backend,
+in a subprocess), the JAX port, and the bridged Keras classes
+(`tf_bridge.<Name>`, `tf_bridge.legacy.<Name>`, `tf_bridge.tf1.<Name>`, ...).
+Each is compared with the native optimizer of its generation at every step
+(an optimizer Keras does not ship, like `momentum_sgd`, with its JAX port):
+the report gives the largest absolute and relative parameter difference, the
+final loss and the time per step. NAME is any cataloged name: `adam` (Keras
+3; its legacy namesake runs too), `legacy.adam`, `tf1.adam`,
+`centered_momentum_sgd`, ... The exit status is 1 when an implementation
+differs from its reference beyond `atol + rtol * |reference|`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tf_bridge import catalog
+from tf_bridge import catalog, testing
 
 SAMPLES, FEATURES, OUTPUTS = 64, 8, 4
 
@@ -57,7 +60,7 @@ class Run:
   reference: str | None  # The run it is compared with; None for a native one.
   trajectory: list[list[np.ndarray]]  # Parameters after each step.
   losses: list[float]  # Loss after each step.
-  seconds_per_step: float
+  seconds_per_step: float | None  # None: not timed (another process).
 
 
 def _timed_loop(step, steps: int) -> tuple[list[Any], float]:
@@ -86,8 +89,8 @@ def run_keras(optimizer: Any, problem: Problem, steps: int, name: str,
   def step():
     with tf.GradientTape() as tape:
       loss = loss_value()
-    gradients = tape.gradient(loss, variables)
-    optimizer.apply_gradients(zip(gradients, variables))
+    testing.apply_gradients(optimizer, tape.gradient(loss, variables),
+                            variables)
     return [np.array(v.numpy()) for v in variables], float(loss_value())
 
   results, seconds = _timed_loop(step, steps)
@@ -98,20 +101,42 @@ def run_keras(optimizer: Any, problem: Problem, steps: int, name: str,
 def bridged_runs(declaration: catalog.Declaration, problem: Problem,
                  steps: int, reference: str) -> list[Run]:
   """The Keras classes wrapping the port: its own generation's, and the
-  OptimizerV2 one for a Keras 3 algorithm that legacy lacks."""
-  import tf_bridge  # pylint: disable=import-outside-toplevel
-  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
-  name = declaration.class_name
-  if declaration.generation == catalog.LEGACY:
-    return [run_keras(getattr(tf_bridge.legacy, name)(), problem, steps,
-                      f"tf_bridge.legacy.{name}", reference)]
-  runs = [run_keras(getattr(tf_bridge, name)(), problem, steps,
-                    f"tf_bridge.{name}", reference)]
-  if ("legacy." + declaration.name not in catalog.BY_NAME
-      and hasattr(tf_bridge.legacy, name)):
-    runs.append(run_keras(getattr(tf_bridge.legacy, name)(), problem, steps,
-                          f"tf_bridge.legacy.{name}", reference))
+  OptimizerV2 one for a Keras 3 algorithm that legacy lacks or a TF1 one."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  modules = ([] if declaration.generation == catalog.LEGACY
+             else [declaration.bridge_path])
+  legacy_twin = ("legacy." + declaration.name) in catalog.BY_NAME
+  if any(d is declaration for d in catalog.legacy_hosted(
+      declaration.generation)) and not legacy_twin:
+    modules.append("tf_bridge.legacy" if declaration.generation in (
+        catalog.KERAS, catalog.LEGACY) else declaration.bridge_path.replace(
+            "tf_bridge", "tf_bridge.legacy"))
+  runs = []
+  for module in modules:
+    optimizer_class = getattr(importlib.import_module(module),
+                              declaration.class_name)
+    runs.append(run_keras(optimizer_class(**declaration.required), problem,
+                          steps, f"{module}.{declaration.class_name}",
+                          reference))
   return runs
+
+
+def run_native(declaration: catalog.Declaration, problem: Problem,
+               steps: int) -> Run:
+  """The native optimizer; on Keras's JAX backend, in a subprocess, where
+  that is the ground truth (ScheduleFreeAdamW)."""
+  name = f"{declaration.native_path} (native)"
+  if declaration.native_backend == "tensorflow":
+    return run_keras(declaration.make_native(), problem, steps, name, None)
+  import keras  # pylint: disable=import-outside-toplevel
+  from tf_bridge import _other_backend  # pylint: disable=import-outside-toplevel
+  trajectory, losses = _other_backend.run(
+      declaration.native_backend,
+      keras.optimizers.serialize(declaration.make_native()),
+      list(problem.initial), inputs=problem.inputs, targets=problem.targets,
+      steps=steps)
+  return Run(f"{declaration.native_path} ({declaration.native_backend} "
+             "backend, native)", None, trajectory, losses, None)
 
 
 def run_port(declaration: catalog.Declaration, problem: Problem, steps: int,
@@ -119,7 +144,7 @@ def run_port(declaration: catalog.Declaration, problem: Problem, steps: int,
   import jax  # pylint: disable=import-outside-toplevel
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   import optax  # pylint: disable=import-outside-toplevel
-  transform = declaration.port()
+  transform = declaration.make_port()
   inputs, targets = jnp.asarray(problem.inputs), jnp.asarray(problem.targets)
 
   def loss_fn(params):
@@ -193,35 +218,38 @@ def groups_for(name: str) -> list[catalog.Declaration]:
   twin = catalog.BY_NAME.get("legacy." + name)
   if declaration.generation == catalog.KERAS and twin is not None:
     found.append(twin)
-  missing = [d.name for d in found if not d.has_native]
-  if missing:
-    raise SystemExit(
-        f"{', '.join(missing)} has no native Keras optimizer to compare with "
-        "(its ground truth is its formula, checked by the test suite).")
   return found
 
 
 def compare(name: str, steps: int, seed: int, rtol: float, atol: float,
             show_progress: bool = True) -> dict[str, Any]:
-  """Runs every implementation of `name`; returns the report as plain data."""
+  """Runs every implementation of `name`; returns the report as plain data.
+
+  Each generation's native optimizer is the reference of its port and
+  bridged classes; an optimizer Keras does not ship (the classic ones) is
+  compared with its JAX port, whose formula the test suite checks.
+  """
   problem = make_problem(seed)
   declarations = groups_for(name)
   total = 3 * len(declarations)
   rows = []
   for index, declaration in enumerate(declarations):
     if show_progress:
-      _progress(3 * index, total, declaration.native_path)
-    native_name = f"{declaration.native_path} (native)"
-    native = run_keras(declaration.native_class()(), problem, steps,
-                       native_name, None)
+      _progress(3 * index, total, declaration.native_path
+                or declaration.port_path)
+    runs = []
+    if declaration.has_native:
+      runs.append(run_native(declaration, problem, steps))
+    reference_name = runs[0].name if runs else None
     if show_progress:
       _progress(3 * index + 1, total, declaration.port_path)
-    port = run_port(declaration, problem, steps, native_name)
+    runs.append(run_port(declaration, problem, steps, reference_name))
+    reference, reference_name = runs[0], runs[0].name
     if show_progress:
       _progress(3 * index + 2, total, "tf_bridge " + declaration.class_name)
-    for run in [native, port] + bridged_runs(declaration, problem, steps,
-                                             native_name):
-      diff = differences(run, native, rtol, atol)
+    runs += bridged_runs(declaration, problem, steps, reference_name)
+    for run in runs:
+      diff = differences(run, reference, rtol, atol)
       rows.append({
           "name": run.name,
           "reference": run.reference,
@@ -240,21 +268,38 @@ def compare(name: str, steps: int, seed: int, rtol: float, atol: float,
           "atol": atol, "reference": rows[0]["name"], "implementations": rows}
 
 
+def summary_names() -> list[str]:
+  """`--all`: every cataloged name, a legacy twin inside its Keras 3 row."""
+  return [d.name for d in catalog.CATALOG
+          if not (d.generation == catalog.LEGACY
+                  and d.name.removeprefix("legacy.") in catalog.BY_NAME)]
+
+
+def _milliseconds(seconds: float | None) -> str:
+  return "-" if seconds is None else f"{1000 * seconds:.2f}"
+
+
 def format_table(report: dict[str, Any]) -> str:
-  header = (f"{'implementation':<44} {'compared with':<42} {'max |diff|':>10} "
+  rows = report["implementations"]
+  name_width = max(len("implementation"), *(len(r["name"]) for r in rows))
+  reference_width = max(len("compared with"), len("(reference)"),
+                        *(len(r["reference"] or "") for r in rows))
+  header = (f"{'implementation':<{name_width}} "
+            f"{'compared with':<{reference_width}} {'max |diff|':>10} "
             f"{'max rel':>9} {'tol used':>8} {'final loss':>11} {'ms/step':>8}"
             "  ok")
   lines = [f"{report['optimizer']}: least squares ({FEATURES}x{OUTPUTS} kernel "
            f"+ bias), {report['steps']} steps, seed {report['seed']}, "
            f"rtol {report['rtol']:g}, atol {report['atol']:g}", header,
            "-" * len(header)]
-  for row in report["implementations"]:
+  for row in rows:
     reference = row["reference"] or "(reference)"
     lines.append(
-        f"{row['name']:<44} {reference:<42} {row['max_abs_diff']:>10.2e} "
+        f"{row['name']:<{name_width}} {reference:<{reference_width}} "
+        f"{row['max_abs_diff']:>10.2e} "
         f"{row['max_rel_diff']:>9.2e} {row['tolerance_used']:>8.3f} "
         f"{row['final_loss']:>11.6f} "
-        f"{1000 * row['seconds_per_step']:>8.2f}  "
+        f"{_milliseconds(row['seconds_per_step']):>8}  "
         f"{'yes' if row['within_tolerance'] else 'NO'}")
   return "\n".join(lines)
 
@@ -293,10 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:
       description="Train one optimizer natively in Keras and as its JAX port "
       "and report the per-step differences.")
   parser.add_argument("--optimizer", default="adam",
-                      help="adam, legacy.rmsprop, ... (default: adam)")
+                      help="adam, legacy.rmsprop, tf1.momentum, "
+                      "momentum_sgd, ... (default: adam)")
   parser.add_argument("--all", action="store_true",
-                      help="every cataloged optimizer with a native "
-                      "counterpart, one summary row each")
+                      help="every cataloged optimizer, one summary row each")
   parser.add_argument("--steps", type=int, default=100)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--rtol", type=float, default=1e-5)
@@ -308,9 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   if args.steps < 2:
     parser.error("--steps must be at least 2")
   try:
-    names = ([d.name for d in catalog.CATALOG
-              if d.has_native and d.generation == catalog.KERAS]
-             if args.all else [args.optimizer])
+    names = summary_names() if args.all else [args.optimizer]
     for name in names:
       catalog.lookup(name)
   except KeyError as error:

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-__all__ = ["assert_parity", "native_trajectory", "seeded_problem",
-           "transform_trajectory"]
+__all__ = ["apply_gradients", "assert_parity", "native_trajectory",
+           "seeded_problem", "transform_trajectory"]
 
 DEFAULT_SHAPES = ((), (5,), (4, 3))
 
@@ -41,7 +41,8 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
                       backend: str | None = None) -> list[list[np.ndarray]]:
   """Values of every variable after each step, `[step][variable]`, as numpy.
 
-  `optimizer` is a fresh Keras 3 optimizer or a `tf_keras` OptimizerV2.
+  `optimizer` is a fresh Keras 3 optimizer, a `tf_keras` OptimizerV2 or a
+  TF1 `tf.compat.v1.train` optimizer.
   `backend` (Keras 3 only): run it on that Keras backend, in a subprocess
   when it is not this process's (e.g. "jax" for `ScheduleFreeAdamW`, whose
   TensorFlow backend has a defect).
@@ -54,25 +55,38 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
                                 initial, gradients)[0]
     variables = [keras.Variable(value, name=f"variable_{index}")
                  for index, value in enumerate(initial)]
-    apply = lambda grads: optimizer.apply(grads, variables)
     to_numpy = keras.ops.convert_to_numpy
     if keras.backend.backend() != "tensorflow":
-      return [_apply_and_read(apply, variables, to_numpy,
-                              [keras.ops.convert_to_tensor(g) for g in step])
-              for step in gradients]
+      return [_apply_and_read(
+          lambda grads: optimizer.apply(grads, variables), variables, to_numpy,
+          [keras.ops.convert_to_tensor(g) for g in step]) for step in gradients]
   else:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     variables = [tf.Variable(value, name=f"variable_{index}")
                  for index, value in enumerate(initial)]
-
-    def apply(grads):  # (Returning its Operation would fail in tf.function.)
-      optimizer.apply_gradients(zip(grads, variables))
     to_numpy = lambda variable: variable.numpy()
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  apply = tf.function(apply)  # One trace: 4x faster than eager, same numbers.
+  # One trace: 4x faster than eager, the same numbers.
+  apply = tf.function(lambda grads: apply_gradients(optimizer, grads,
+                                                    variables))
   return [_apply_and_read(apply, variables, to_numpy,
                           [tf.constant(g) for g in step])
           for step in gradients]
+
+
+def apply_gradients(optimizer: Any, grads: Sequence[Any],
+                    variables: Sequence[Any]) -> None:
+  """One step with an optimizer of any generation: Keras 3's `apply`,
+  OptimizerV2's and TF1's `apply_gradients` (advancing the global step a TF1
+  optimizer reads, AdagradDA's, as a TF1 training loop does)."""
+  if _is_keras3(optimizer):
+    optimizer.apply(list(grads), list(variables))
+    return
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  step_counter = {}
+  if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+    step_counter["global_step"] = getattr(optimizer, "_global_step", None)
+  optimizer.apply_gradients(zip(grads, variables), **step_counter)
 
 
 def _apply_and_read(apply, variables, to_numpy, grads):

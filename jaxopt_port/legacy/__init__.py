@@ -16,11 +16,12 @@ import optax
 
 from jaxopt_port import (_adadelta, _adagrad, _adam, _adamax, _checks,
                          _classic, _ftrl, _nadam, _rmsprop, _sgd)
-from jaxopt_port._base import (UpdateStep, one_minus_in_dtype,
+from jaxopt_port._base import (REQUIRED, UpdateStep, one_minus_in_dtype,
                                with_legacy_base_arguments)
 
 __all__ = [
-    "adadelta", "adagrad", "adam", "adamax", "centered_momentum_sgd", "ftrl",
+    "adadelta", "adagrad", "adagrad_decay", "adam", "adamax",
+    "centered_momentum_sgd", "ftrl",
     "momentum_sgd", "nadam", "rmsprop", "sgd", "vanilla_sgd",
 ]
 
@@ -265,3 +266,22 @@ def centered_momentum_sgd(momentum: float = 0.0) -> UpdateStep:
   """
   _checks.check_range("momentum", momentum, 0.0, 1.0, high_open=True)
   return _classic.momentum_sgd_update_step(momentum, bias_corrected=True)
+
+
+@with_legacy_base_arguments(learning_rate=REQUIRED)
+def adagrad_decay(initial_accumulator_value: float = 0.1,
+                  accumulator_decay_step: int = 100000,
+                  accumulator_decay_rate: float = 0.9) -> UpdateStep:
+  """AdagradDecay as a hand-written OptimizerV2 subclass computes it: the
+  formula of `jaxopt_port.adagrad_decay`, with OptimizerV2's `decay` and
+  `lr`.
+
+  Args:
+    learning_rate: A float or a schedule (required).
+    initial_accumulator_value, accumulator_decay_step, accumulator_decay_rate:
+      As in `jaxopt_port.adagrad_decay`.
+  """
+  _adagrad.check_adagrad_decay_arguments(
+      initial_accumulator_value, accumulator_decay_step, accumulator_decay_rate)
+  return _adagrad.adagrad_decay_update_step(
+      initial_accumulator_value, accumulator_decay_step, accumulator_decay_rate)

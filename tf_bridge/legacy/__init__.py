@@ -20,7 +20,8 @@ from tf_bridge._keras3 import camel_case
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: Any = False) -> type:
+                    lazy_sparse: Any = False,
+                    module: str = "tf_bridge.legacy") -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -32,13 +33,15 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   Args:
     factory: A function returning an optax transformation.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    lazy_sparse: As in `tf_bridge.keras_optimizer`.
+    lazy_sparse, module: As in `tf_bridge.keras_optimizer`.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
 
   class_name = name or camel_case(factory.__name__)
-  own_defaults = _fused.factory_arguments(factory, _fused.LEGACY_BASE_ARGUMENTS)
+  host_arguments = _fused.host_base_arguments(factory,
+                                              _fused.LEGACY_BASE_ARGUMENTS)
+  own_defaults = _fused.factory_arguments(factory, host_arguments)
   default_rate = _fused.learning_rate_default(factory, 0.001)
   positional = _fused.positional_names(factory)
 
@@ -47,17 +50,16 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __init__(self, *args, name=class_name, **kwargs):
       kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      _fused.check_arguments(class_name, kwargs, factory, own_defaults,
+                             host_arguments, "OptimizerV2")
       learning_rate = kwargs.pop("learning_rate", default_rate)
-      _fused.check_known_arguments(class_name, kwargs, own_defaults,
-                                   _fused.LEGACY_BASE_ARGUMENTS, "OptimizerV2")
-      base = {k: kwargs.pop(k) for k in _fused.LEGACY_BASE_ARGUMENTS
-              if k in kwargs}
+      base = {k: kwargs.pop(k) for k in host_arguments if k in kwargs}
       super().__init__(name, **base)
       self._set_hyper("learning_rate", base.get("lr", learning_rate))
       self._set_hyper("decay", self._initial_decay)
       self._arguments = {**own_defaults, **kwargs}
       self._fused = _fused.FusedTransform(factory, {**self._arguments, **base},
-                                          _fused.LEGACY_BASE_ARGUMENTS,
+                                          host_arguments,
                                           jaxopt_port.legacy_transform,
                                           lazy_sparse)
       self._fused.transform(0.001)  # Bad arguments fail here.
@@ -120,32 +122,28 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
-  BridgedOptimizer.__module__ = "tf_bridge.legacy"
+  BridgedOptimizer.__module__ = module
   BridgedOptimizer.__doc__ = (
       f"OptimizerV2 running `{factory.__module__}.{factory.__name__}` in one "
       "XLA call per step (see `tf_bridge.legacy.keras_optimizer`).\n\n"
       + (inspect.getdoc(factory) or ""))
   return tf_keras.saving.register_keras_serializable(
-      package="tf_bridge", name=class_name)(BridgedOptimizer)
-
-
-def _legacy_declarations() -> list[catalog.Declaration]:
-  """Legacy ports, plus Keras 3 algorithms that OptimizerV2 lacks (a Keras 3
-  port never stands in for a native legacy class: their numerics differ)."""
-  import tf_keras  # pylint: disable=import-outside-toplevel
-  legacy = [d for d in catalog.CATALOG if d.generation == catalog.LEGACY]
-  names = {d.class_name for d in legacy}
-  return legacy + [
-      d for d in catalog.CATALOG
-      if d.generation == catalog.KERAS and d.class_name not in names
-      and not hasattr(tf_keras.optimizers.legacy, d.class_name)]
+      package=module, name=class_name)(BridgedOptimizer)
 
 
 __all__ = ["keras_optimizer"]
 
-for _declaration in _legacy_declarations():
+for _declaration in catalog.legacy_hosted():
   globals()[_declaration.class_name] = keras_optimizer(
       _declaration.port, name=_declaration.class_name,
       lazy_sparse=_declaration.lazy_sparse)
   __all__.append(_declaration.class_name)
 del _declaration
+
+
+def __getattr__(name: str):
+  """`tf_bridge.legacy.tf1` and `.addons` import on first use."""
+  if name in ("tf1", "addons"):
+    import importlib  # pylint: disable=import-outside-toplevel
+    return importlib.import_module(f"tf_bridge.legacy.{name}")
+  raise AttributeError(f"module 'tf_bridge.legacy' has no attribute {name!r}")
