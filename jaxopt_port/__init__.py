@@ -6,7 +6,7 @@ computes; `jaxopt_port.legacy.<name>` what `tf_keras.optimizers.legacy.<Name>`
 whose state is an explicit pytree mirroring Keras's optimizer variables.
 """
 
-from jaxopt_port import legacy, schedules, tf1
+from jaxopt_port import addons, legacy, schedules, tf1
 from jaxopt_port._adadelta import adadelta
 from jaxopt_port._adafactor import adafactor
 from jaxopt_port._adagrad import adagrad, adagrad_decay
@@ -30,7 +30,7 @@ from jaxopt_port._sgd import sgd
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "UpdateStep", "adadelta", "adafactor",
+    "KerasState", "LegacyState", "UpdateStep", "adadelta", "addons", "adafactor",
     "adagrad", "adagrad_decay", "adam", "adamax", "adamw",
     "centered_momentum_sgd", "ftrl", "keras_transform", "lamb", "legacy",
     "legacy_transform", "lion", "momentum_sgd", "multi_optimizer", "muon",

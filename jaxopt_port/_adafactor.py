@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
+                               with_keras_base_arguments)
 
 
 class AdafactorSlots(NamedTuple):
@@ -108,10 +109,8 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
     if params is None:
       raise ValueError("adafactor scales its step by the params' RMS: call "
                        "update(grads, state, params).")
-    results = jax.tree.map(leaf_step, grads, params, *slots)
-    outer = jax.tree.structure(grads)
-    updates, velocity, rows, columns = jax.tree.transpose(
-        outer, jax.tree.structure((0, 0, 0, 0)), results)
+    updates, velocity, rows, columns = map_leaves(leaf_step, 4, grads, params,
+                                                  *slots)
     return updates, AdafactorSlots(velocity, rows, columns)
 
   return UpdateStep(build, update)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like,
+from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like, map_leaves,
                                with_keras_base_arguments)
 
 
@@ -123,9 +123,7 @@ def adagrad_decay_update_step(initial_accumulator_value: Any,
       return (-(cast_like(learning_rate, g) * g / jnp.sqrt(a)), a,
               count + decays.astype(jnp.int32))
 
-    results = jax.tree.map(leaf_step, grads, *slots)
-    updates, accumulator, count = jax.tree.transpose(
-        jax.tree.structure(grads), jax.tree.structure((0, 0, 0)), results)
+    updates, accumulator, count = map_leaves(leaf_step, 3, grads, *slots)
     return updates, AdagradDecaySlots(accumulator, count)
 
   return UpdateStep(build, update)

@@ -554,3 +554,16 @@ def with_tf1_arguments(*, learning_rate: Any = REQUIRED) -> Declaration:
   OptimizerV2's step semantics without its base arguments; `learning_rate`
   is required, as in TF1."""
   return _declare(legacy_transform, {}, TF1_ARGUMENTS_DOC, learning_rate, {})
+
+
+def map_leaves(fn: Callable[..., tuple[Any, ...]], count: int, tree: Any,
+               *rest: Any, with_path: bool = False) -> tuple[Any, ...]:
+  """`fn` on every leaf of `tree` and the matching leaves of `rest`; `fn`
+  returns a `count`-tuple (an update and new slot values), and the result is
+  `count` trees shaped like `tree`. With `with_path`, `fn` takes the leaf's
+  path first (`jax.tree_util.tree_map_with_path`)."""
+  mapper = jax.tree_util.tree_map_with_path if with_path else jax.tree.map
+  treedef = jax.tree.structure(tree)
+  results = treedef.flatten_up_to(mapper(fn, tree, *rest))
+  return tuple(treedef.unflatten([result[i] for result in results])
+               for i in range(count))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp

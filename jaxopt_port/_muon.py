@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, one_minus, path_name,
-                               with_keras_base_arguments)
+from jaxopt_port._base import (UpdateStep, cast_like, map_leaves, one_minus,
+                               path_name, with_keras_base_arguments)
 
 
 class MuonSlots(NamedTuple):
@@ -140,9 +140,7 @@ def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
     def leaf_step(path, g, mu, v):
       return (adam_step if takes_adam(path, g) else muon_step)(g, mu, v)
 
-    results = jax.tree_util.tree_map_with_path(leaf_step, grads, *slots)
-    updates, mu, v = jax.tree.transpose(
-        jax.tree.structure(grads), jax.tree.structure((0, 0, 0)), results)
+    updates, mu, v = map_leaves(leaf_step, 3, grads, *slots, with_path=True)
     return updates, MuonSlots(mu, v)
 
   return UpdateStep(build, update, weight_decay_rates)

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
-                               with_keras_base_arguments)
+from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
+                               one_minus_in_dtype, with_keras_base_arguments)
 
 
 class ScheduleFreeSlots(NamedTuple):
@@ -84,9 +84,7 @@ def schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
       new_y = (1 - b1) * new_z + b1 * x
       return new_y - y, new_z, v
 
-    results = jax.tree.map(leaf_step, grads, params, *slots)
-    updates, z, v = jax.tree.transpose(
-        jax.tree.structure(grads), jax.tree.structure((0, 0, 0)), results)
+    updates, z, v = map_leaves(leaf_step, 3, grads, params, *slots)
     return updates, ScheduleFreeSlots(z, v)
 
   return UpdateStep(build, update)

@@ -89,11 +89,11 @@ class BridgedCase(typing.NamedTuple):
 
 def _all_classes():
   """Every bridged class: each declaration's own, and the OptimizerV2 hosts
-  of Keras 3 algorithms legacy lacks and of TF1's optimizers."""
+  of Keras 3 algorithms legacy lacks, of TF1's and of TF Addons' optimizers."""
   for declaration in catalog.CATALOG:
     yield BridgedCase(declaration, bridged_class(declaration),
                       declaration.generation == catalog.LEGACY)
-  for generation in (catalog.LEGACY, catalog.TF1):
+  for generation in (catalog.LEGACY, catalog.TF1, catalog.ADDONS):
     for declaration in catalog.legacy_hosted(generation):
       if declaration.generation != catalog.LEGACY:
         module = declaration.bridge_path.replace("tf_bridge",
@@ -601,3 +601,43 @@ def test_state_leaves_of_other_shapes_are_plain_variables(legacy):
   port = testing.transform_trajectory(factored_second_moment(), initial,
                                       gradients[:10])
   testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6)
+
+
+# --- TF Addons' lazy sparse updates ---------------------------------------------
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_lazy_adam_updates_only_touched_rows(legacy):
+  """TFA's LazyAdam on IndexedSlices (duplicates summed): the touched rows
+  follow TFA's sparse formula (numpy here), untouched rows of the variable
+  and of `m` and `v` stay bit for bit."""
+  initial, gradients = problem(sparse=True)
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  optimizer = module.LazyAdam(0.01)
+  variable = (tf.Variable if legacy else keras.Variable)(initial[3],
+                                                         name="embedding")
+  value = initial[3].astype(np.float64)
+  m, v = np.zeros_like(value), np.zeros_like(value)
+  slots_before = None
+  for t, step_gradients in enumerate(gradients, 1):
+    values, indices = step_gradients[3]
+    rows = np.unique(indices)
+    summed = np.zeros_like(value)
+    np.add.at(summed, indices, values)
+    alpha = 0.01 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+    m[rows] = 0.9 * m[rows] + 0.1 * summed[rows]
+    v[rows] = 0.999 * v[rows] + 0.001 * summed[rows] ** 2
+    value[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + 1e-7)
+    before = np.array(variable.numpy())
+    testing.apply_gradients(optimizer, [to_tensor(step_gradients[3], True)],
+                            [variable])
+    after = np.array(variable.numpy())
+    untouched = sorted(set(range(6)) - set(rows.tolist()))
+    np.testing.assert_array_equal(after[untouched], before[untouched])
+    slots = [np.array(s) for s in optimizer_values(optimizer)
+             if np.shape(s) == value.shape]
+    assert len(slots) == 2  # m and v.
+    if slots_before is not None:
+      for slot, old in zip(slots, slots_before):
+        np.testing.assert_array_equal(slot[untouched], old[untouched])
+    slots_before = slots
+    np.testing.assert_allclose(after, value, rtol=1e-5, atol=1e-6)

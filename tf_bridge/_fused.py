@@ -249,6 +249,8 @@ class FusedTransform:
     keys, treedef, roles = self.keys, self._treedef, self._roles
 
     def keep_untouched_rows(new, old, mask):
+      if new.ndim == 0 or new.shape[0] != mask.shape[0]:
+        return new  # Not row-shaped (NovoGrad's per-layer moment).
       mask = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
       return jnp.where(mask, new, old)
 

@@ -71,11 +71,13 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   import keras  # pylint: disable=import-outside-toplevel
 
   class_name = name or camel_case(factory.__name__)
-  own_defaults = _fused.factory_arguments(factory, _fused.KERAS_BASE_ARGUMENTS)
+  host_arguments = _fused.host_base_arguments(factory,
+                                              _fused.KERAS_BASE_ARGUMENTS)
+  own_defaults = _fused.factory_arguments(factory, host_arguments)
   factory_parameters = inspect.signature(factory).parameters
   base_defaults = {
       argument: factory_parameters[argument].default
-      for argument in _fused.KERAS_BASE_ARGUMENTS
+      for argument in host_arguments
       if argument in factory_parameters
       and factory_parameters[argument].default is not inspect.Parameter.empty}
   default_rate = _fused.learning_rate_default(factory, 0.001)
@@ -87,15 +89,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def __init__(self, *args, name=None, **kwargs):
       kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
-                             _fused.KERAS_BASE_ARGUMENTS, "Keras")
+                             host_arguments, "Keras")
       learning_rate = kwargs.pop("learning_rate", default_rate)
       base = {**base_defaults,
-              **{k: kwargs.pop(k) for k in _fused.KERAS_BASE_ARGUMENTS
-                 if k in kwargs}}
+              **{k: kwargs.pop(k) for k in host_arguments if k in kwargs}}
       super().__init__(learning_rate=learning_rate, name=name, **base)
       self._arguments = {**own_defaults, **kwargs}
       self._fused = _fused.FusedTransform(
-          factory, {**self._arguments, **base}, _fused.KERAS_BASE_ARGUMENTS,
+          factory, {**self._arguments, **base}, host_arguments,
           jaxopt_port.keras_transform, lazy_sparse)
       # Builds the transform once so bad arguments fail here, as in Keras.
       self._fused.transform(learning_rate if isinstance(learning_rate, float)
@@ -186,12 +187,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       "in one XLA call per step (see `tf_bridge.keras_optimizer`).\n\n"
       + (inspect.getdoc(factory) or ""))
   BridgedOptimizer.__init__.__signature__ = _constructor_signature(
-      factory, default_rate, own_defaults, base_defaults)
+      factory, default_rate, own_defaults, base_defaults, host_arguments)
   return keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
 
 
-def _constructor_signature(factory, rate, own, base_defaults
+def _constructor_signature(factory, rate, own, base_defaults, host_arguments
                            ) -> inspect.Signature:
   """(self, learning_rate, <factory's positional>, *, <rest>, <Keras base>,
   name): what the constructor accepts, for `help()` and IDEs."""
@@ -200,7 +201,7 @@ def _constructor_signature(factory, rate, own, base_defaults
   base_signature = inspect.signature(
       keras.src.optimizers.base_optimizer.BaseOptimizer.__init__).parameters
   base = {name: base_defaults.get(name, base_signature[name].default)
-          for name in _fused.KERAS_BASE_ARGUMENTS}
+          for name in host_arguments}
   parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
   for name in positional:
     default = rate if name == "learning_rate" else {**own, **base}[name]

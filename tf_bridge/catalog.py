@@ -100,6 +100,10 @@ def keras_legacy(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, LEGACY, **options)
 
 
+def addons(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, ADDONS, has_native=False, **options)
+
+
 def tf1(port, class_name, *, lazy_sparse=True, **options) -> Declaration:
   """TF1's sparse kernels update only the touched rows (Adam aside)."""
   return Declaration(port, class_name, TF1, lazy_sparse=lazy_sparse,
@@ -159,6 +163,23 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
     tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
+    # TF Addons' sparse paths (TFA itself cannot run beside TF 2.21): AdamW
+    # decays only touched rows but moves all of them (the bridge gives the
+    # dense result); RectifiedAdam moves touched rows of the variable only.
+    addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01}),
+    addons(jaxopt_port.addons.sgdw, "SGDW", lazy_sparse=True,
+           required={"weight_decay": 0.01}),
+    addons(jaxopt_port.addons.lazy_adam, "LazyAdam", lazy_sparse=True),
+    addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam",
+           lazy_sparse="params"),
+    addons(jaxopt_port.addons.yogi, "Yogi", lazy_sparse=True),
+    addons(jaxopt_port.addons.novograd, "NovoGrad", lazy_sparse=True),
+    addons(jaxopt_port.addons.cocob, "COCOB"),
+    addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
+           lazy_sparse=True),
+    addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad",
+           lazy_sparse=True),
+    addons(jaxopt_port.addons.lamb, "LAMB"),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}

@@ -1,0 +1,21 @@
+"""TensorFlow Addons' optimizers as Keras 3 optimizers.
+
+`tf_bridge.addons.<Name>` (`AdamW`, `SGDW`, `LazyAdam`, `RectifiedAdam`,
+`Yogi`, `NovoGrad`, `COCOB`, `ConditionalGradient`, `ProximalAdagrad`,
+`LAMB`) runs `jaxopt_port.addons.<name>` with TFA's argument names and
+numerics (TFA's optimizers were OptimizerV2 ones, so the port also takes `lr`
+and `decay`); the OptimizerV2 classes are in `tf_bridge.legacy.addons`.
+"""
+
+from tf_bridge import catalog
+from tf_bridge._keras3 import keras_optimizer
+
+__all__ = []
+
+for _declaration in catalog.CATALOG:
+  if _declaration.generation == catalog.ADDONS:
+    globals()[_declaration.class_name] = keras_optimizer(
+        _declaration.port, name=_declaration.class_name,
+        lazy_sparse=_declaration.lazy_sparse, module=__name__)
+    __all__.append(_declaration.class_name)
+del _declaration

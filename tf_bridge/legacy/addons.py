@@ -1,0 +1,15 @@
+"""TensorFlow Addons' optimizers as OptimizerV2 classes, as TFA shipped them:
+`tf_bridge.legacy.addons.<Name>` runs `jaxopt_port.addons.<name>` with
+OptimizerV2's `lr`, `decay` and clipping around it."""
+
+from tf_bridge import catalog
+from tf_bridge.legacy import keras_optimizer
+
+__all__ = []
+
+for _declaration in catalog.legacy_hosted(catalog.ADDONS):
+  globals()[_declaration.class_name] = keras_optimizer(
+      _declaration.port, name=_declaration.class_name,
+      lazy_sparse=_declaration.lazy_sparse, module=__name__)
+  __all__.append(_declaration.class_name)
+del _declaration
