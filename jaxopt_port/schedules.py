@@ -1,4 +1,5 @@
-"""Keras's learning-rate schedules, as callables of the step count.
+"""Keras's (and TF Addons' cyclical) learning-rate schedules, as callables of
+the step count.
 
 Each class takes the arguments of its `keras.optimizers.schedules` namesake
 and computes its formula in float32, as Keras does for a Python-float initial
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +23,8 @@ from jaxopt_port._base import divide_exactly
 __all__ = [
     "ExponentialDecay", "PiecewiseConstantDecay", "PolynomialDecay",
     "InverseTimeDecay", "CosineDecay", "CosineDecayRestarts",
+    "CyclicalLearningRate", "TriangularCyclicalLearningRate",
+    "Triangular2CyclicalLearningRate", "ExponentialCyclicalLearningRate",
 ]
 
 
@@ -221,3 +224,79 @@ class CosineDecayRestarts(_Schedule):
     alpha = _float32(self.alpha)
     return _float32(self.initial_learning_rate) * (
         (1 - alpha) * cosine_decayed + alpha)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cyclical(_Schedule):
+  """TF Addons' cyclical learning rate (`tfa.optimizers.CyclicalLearningRate`)::
+
+    cycle = floor(1 + step / (2 * step_size))
+    x = |step / step_size - 2 * cycle + 1|
+    lr = initial + (maximal - initial) * max(0, 1 - x) * scale(cycle or step)
+
+  The rate climbs from `initial_learning_rate` to `maximal_learning_rate` in
+  `step_size` steps and back; `scale` (of the cycle number, or of the step
+  with `scale_mode="iterations"`) shapes the amplitude.
+
+  Reference: Smith, 2017, "Cyclical Learning Rates for Training Neural
+  Networks".
+  """
+  initial_learning_rate: float
+  maximal_learning_rate: float
+  step_size: float
+
+  def __post_init__(self):
+    _check_positive("step_size", self.step_size)
+    if self.scale_mode not in ("cycle", "iterations"):
+      raise ValueError("Argument `scale_mode` must be 'cycle' or "
+                       f"'iterations'. Received: scale_mode={self.scale_mode!r}")
+
+  def _scale(self, mode_step: jax.Array) -> jax.Array:
+    raise NotImplementedError
+
+  def __call__(self, step: jax.Array) -> jax.Array:
+    step = _float32(step)
+    initial = _float32(self.initial_learning_rate)
+    cycle = jnp.floor(1 + divide_exactly(step, 2 * self.step_size))
+    x = jnp.abs(divide_exactly(step, self.step_size) - 2 * cycle + 1)
+    mode_step = cycle if self.scale_mode == "cycle" else step
+    return initial + (_float32(self.maximal_learning_rate) - initial) * (
+        jnp.maximum(0.0, 1 - x) * self._scale(mode_step))
+
+
+@dataclasses.dataclass(frozen=True)
+class CyclicalLearningRate(_Cyclical):
+  """TF Addons' cyclical schedule with your `scale_fn` (see `_Cyclical`)."""
+  scale_fn: Callable[[jax.Array], jax.Array] = lambda _: 1.0
+  scale_mode: str = "cycle"
+
+  def _scale(self, mode_step):
+    return self.scale_fn(mode_step)
+
+
+@dataclasses.dataclass(frozen=True)
+class TriangularCyclicalLearningRate(_Cyclical):
+  """Constant amplitude: scale 1 (TF Addons' triangular policy)."""
+  scale_mode: str = "cycle"
+
+  def _scale(self, mode_step):
+    return jnp.ones_like(mode_step)
+
+
+@dataclasses.dataclass(frozen=True)
+class Triangular2CyclicalLearningRate(_Cyclical):
+  """The amplitude halves every cycle: scale `1 / 2**(cycle - 1)`."""
+  scale_mode: str = "cycle"
+
+  def _scale(self, mode_step):
+    return 1 / (2.0 ** (mode_step - 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class ExponentialCyclicalLearningRate(_Cyclical):
+  """The amplitude decays as `gamma ** step` (`scale_mode="iterations"`)."""
+  scale_mode: str = "iterations"
+  gamma: float = 1.0
+
+  def _scale(self, mode_step):
+    return _float32(self.gamma) ** mode_step

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 
+import jaxopt_port
 from jaxopt_port import schedules
 
 CASES = [
@@ -68,3 +69,42 @@ def test_schedule_equals_keras(name, kwargs):
 def test_invalid_schedule_arguments(name, kwargs, message):
   with pytest.raises(ValueError, match=message.replace("[", r"\[")):
     getattr(schedules, name)(**kwargs)
+
+
+def cyclical_numpy(initial, maximal, step_size, scale, mode, step):
+  """TF Addons' cyclical formula (Smith, 2017), in float64."""
+  cycle = np.floor(1 + step / (2 * step_size))
+  x = np.abs(step / step_size - 2 * cycle + 1)
+  return initial + (maximal - initial) * max(0.0, 1 - x) * scale(
+      cycle if mode == "cycle" else step)
+
+
+@pytest.mark.parametrize("schedule,scale,mode", [
+    (schedules.TriangularCyclicalLearningRate(1e-4, 1e-2, 7),
+     lambda _: 1.0, "cycle"),
+    (schedules.Triangular2CyclicalLearningRate(1e-4, 1e-2, 6),
+     lambda c: 1 / 2.0 ** (c - 1), "cycle"),
+    (schedules.ExponentialCyclicalLearningRate(1e-4, 1e-2, 5, gamma=0.97),
+     lambda s: 0.97 ** s, "iterations"),
+    (schedules.CyclicalLearningRate(1e-3, 5e-2, 9, scale_fn=lambda c: 1 / c),
+     lambda c: 1 / c, "cycle"),
+], ids=["triangular", "triangular2", "exponential", "custom"])
+def test_cyclical_schedules_equal_formula(schedule, scale, mode):
+  got = jax.jit(jax.vmap(schedule))(jnp.arange(120))
+  want = [cyclical_numpy(schedule.initial_learning_rate,
+                         schedule.maximal_learning_rate, schedule.step_size,
+                         scale, mode, step) for step in range(120)]
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-9)
+  assert np.ptp(np.asarray(want)[:40]) > 1e-3  # It cycles.
+
+
+def test_cyclical_schedule_drives_a_port():
+  schedule = schedules.TriangularCyclicalLearningRate(0.0, 1.0, 2)
+  transform = jaxopt_port.sgd(schedule)
+  params = {"w": jnp.zeros(())}
+  state = transform.init(params)
+  steps = []
+  for _ in range(4):
+    updates, state = transform.update({"w": jnp.ones(())}, state, params)
+    steps.append(float(-updates["w"]))
+  assert steps == [0.0, 0.5, 1.0, 0.5]

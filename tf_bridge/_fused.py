@@ -99,6 +99,49 @@ def host_base_arguments(factory: Callable[..., Any],
   return [argument for argument in base_arguments if argument not in own]
 
 
+class AveragedOptimizer:
+  """TFA's `assign_average_vars` for bridged MovingAverage and SWA."""
+
+  def assign_average_vars(self, var_list: Sequence[Any]) -> None:
+    """Sets each variable of `var_list` to its average from the state (as
+    TFA's `AveragedOptimizerWrapper.assign_average_vars`, e.g. before
+    evaluating or saving the averaged model)."""
+    averages = self._fused.averages(self._built_variables(),
+                                    self._state_variables)
+    for variable in var_list:
+      average = averages.get(id(variable))
+      if average is None:
+        raise ValueError(f"{type(self).__name__} keeps no average of "
+                         f"{variable.name}: it was not built for it.")
+      variable.assign(average)
+
+
+def serialized_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+  """`arguments` for `get_config`: an inner bridged optimizer as its
+  registered name and config (plain data)."""
+  return {k: {"class_name": f"{type(v).__module__}>{type(v).__name__}",
+              "config": v.get_config()} if is_bridged(v) else v
+          for k, v in arguments.items()}
+
+
+def deserialized_arguments(arguments: dict[str, Any],
+                           registered: Callable[[str], Any]) -> dict[str, Any]:
+  """The reverse: an inner optimizer's config becomes the optimizer again,
+  its class found by name in Keras's registry (`registered`) among the
+  bridge's classes, never by evaluating anything."""
+  resolved = {}
+  for key, value in arguments.items():
+    if isinstance(value, dict) and set(value) == {"class_name", "config"}:
+      optimizer_class = registered(value["class_name"])
+      if getattr(optimizer_class, "_fused_class", False) is not True:
+        raise ValueError(
+            f"`{key}` names {value['class_name']!r}, which is not a "
+            "registered tf_bridge optimizer class.")
+      value = optimizer_class.from_config(value["config"])
+    resolved[key] = value
+  return resolved
+
+
 def required_arguments(factory: Callable[..., Any]) -> list[str]:
   """The factory's arguments without a default (TF1's `learning_rate`)."""
   return [name for name, parameter in
@@ -123,6 +166,11 @@ def check_arguments(class_name: str, kwargs: dict[str, Any],
   if missing:
     raise TypeError(f"{class_name}() missing required argument(s): "
                     f"{', '.join(missing)}")
+
+
+def is_bridged(value: Any) -> bool:
+  """A Keras optimizer made by the bridge (a wrapper's inner optimizer)."""
+  return isinstance(getattr(value, "_fused", None), FusedTransform)
 
 
 def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
@@ -160,6 +208,7 @@ class FusedTransform:
     self.keys: list[str] = []
     self._treedef: Any = None
     self._roles: list[int | None] = []
+    self._leaf_names: list[str] = []
     self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
 
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
@@ -171,7 +220,10 @@ class FusedTransform:
       return factory.wrap_update_step(
           self._update_step()._replace(weight_decay_rates=None),
           learning_rate)
-    own = {k: v for k, v in self._arguments.items()
+    # A wrapper's inner bridged optimizer (TFA's Lookahead(optimizer)) runs
+    # as its transform, fed the same learning rate.
+    own = {k: v._fused.transform(learning_rate) if is_bridged(v) else v
+           for k, v in self._arguments.items()
            if k not in self._host_base_arguments}
     return factory(**rate, **own)
 
@@ -210,15 +262,31 @@ class FusedTransform:
         transform_non_params=lambda value: jax.tree.map(
             lambda _: not_a_slot, value))
     paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
-    leaves = [
-        StateLeaf(_slot_name(path, keys), None if role == not_a_slot else role,
-                  np.asarray(leaf))
-        for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles))]
+    seen: dict[tuple[str, Any], int] = {}
+    leaves = []
+    for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles)):
+      role = None if role == not_a_slot else role
+      name = _slot_name(path, keys)
+      # A wrapper's inner count and its own are both "iterations": Keras
+      # (HDF5 above all) needs distinct names.
+      count = seen.get((name, role), 0)
+      seen[(name, role)] = count + 1
+      leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
+                              np.asarray(leaf)))
     self.keys, self._treedef = list(keys), treedef
     self._param_specs = {key: jax.ShapeDtypeStruct(value.shape, value.dtype)
                          for key, value in params.items()}
     self._roles = [leaf.slot_of for leaf in leaves]
+    self._leaf_names = [leaf.name for leaf in leaves]
     return leaves
+
+  def averages(self, variables: Sequence[Any], state_variables: Sequence[Any]
+               ) -> dict[Any, Any]:
+    """id(variable) -> its `average` state variable (MovingAverage, SWA)."""
+    return {id(variables[role]): state
+            for name, role, state in zip(self._leaf_names, self._roles,
+                                         state_variables)
+            if name == "average" and role is not None}
 
   def converted_step(self, present: tuple[bool, ...],
                      masked: tuple[bool, ...]):

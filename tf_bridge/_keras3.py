@@ -41,8 +41,8 @@ def _eager_values(variables) -> list[np.ndarray]:
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: Any = False,
-                    module: str = "tf_bridge") -> type:
+                    lazy_sparse: Any = False, module: str = "tf_bridge",
+                    mixins: tuple[type, ...] = ()) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -67,6 +67,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       summed), which gives the dense result.
     module: The class's module and its Keras registration package
       (`tf_bridge.tf1` keeps TF1's `Adam` apart from Keras 3's).
+    mixins: Base classes added before Keras's (e.g. TFA's
+      `assign_average_vars`).
+
+  A factory argument may be another bridged optimizer (TFA's
+  `Lookahead(optimizer)`): its transform runs inside this one, fed this
+  class's learning rate, which defaults to the inner optimizer's.
   """
   import keras  # pylint: disable=import-outside-toplevel
 
@@ -83,14 +89,20 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   default_rate = _fused.learning_rate_default(factory, 0.001)
   positional = _fused.positional_names(factory)
 
-  class BridgedOptimizer(keras.optimizers.Optimizer):
+  class BridgedOptimizer(*mixins, keras.optimizers.Optimizer):
     """Set per class below."""
+    _fused_class = True  # A bridged class (checked when deserializing).
 
     def __init__(self, *args, name=None, **kwargs):
-      kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      kwargs = _fused.deserialized_arguments(
+          _fused.bind_positional(class_name, positional, args, kwargs),
+          keras.saving.get_registered_object)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "Keras")
-      learning_rate = kwargs.pop("learning_rate", default_rate)
+      inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
+      learning_rate = kwargs.pop(
+          "learning_rate", _learning_rate_of(inner[0]) if inner
+          else default_rate)
       base = {**base_defaults,
               **{k: kwargs.pop(k) for k in host_arguments if k in kwargs}}
       super().__init__(learning_rate=learning_rate, name=name, **base)
@@ -175,9 +187,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           [v.value for v in self._trainable_variables],
           grads, [s.value for s in self._state_variables], learning_rate)
 
+    def _built_variables(self):
+      return self._trainable_variables
+
     def get_config(self):
       config = super().get_config()
-      config.update(self._arguments)
+      config.update(_fused.serialized_arguments(self._arguments))
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
@@ -190,6 +205,15 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       factory, default_rate, own_defaults, base_defaults, host_arguments)
   return keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
+
+
+def _learning_rate_of(optimizer: Any) -> Any:
+  """A Keras 3 optimizer's learning rate: its schedule, or its value."""
+  import keras  # pylint: disable=import-outside-toplevel
+  rate = optimizer._learning_rate  # pylint: disable=protected-access
+  if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
+    return rate
+  return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
 
 
 def _constructor_signature(factory, rate, own, base_defaults, host_arguments

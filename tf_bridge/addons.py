@@ -7,7 +7,9 @@ numerics (TFA's optimizers were OptimizerV2 ones, so the port also takes `lr`
 and `decay`); the OptimizerV2 classes are in `tf_bridge.legacy.addons`.
 """
 
-from tf_bridge import catalog
+from jaxopt_port import addons as _ports
+
+from tf_bridge import _fused, catalog
 from tf_bridge._keras3 import keras_optimizer
 
 __all__ = []
@@ -19,3 +21,14 @@ for _declaration in catalog.CATALOG:
         lazy_sparse=_declaration.lazy_sparse, module=__name__)
     __all__.append(_declaration.class_name)
 del _declaration
+
+# TFA's wrappers take an optimizer (a bridged one of this generation): not
+# algorithms, so not in the catalog.
+MovingAverage = keras_optimizer(_ports.moving_average, name="MovingAverage",
+                                module=__name__,
+                                mixins=(_fused.AveragedOptimizer,))
+SWA = keras_optimizer(_ports.swa, name="SWA", module=__name__,
+                      mixins=(_fused.AveragedOptimizer,))
+Lookahead = keras_optimizer(_ports.lookahead, name="Lookahead",
+                            module=__name__)
+__all__ += ["Lookahead", "MovingAverage", "SWA"]

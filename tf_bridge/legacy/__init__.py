@@ -21,7 +21,8 @@ from tf_bridge._keras3 import camel_case
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     lazy_sparse: Any = False,
-                    module: str = "tf_bridge.legacy") -> type:
+                    module: str = "tf_bridge.legacy",
+                    mixins: tuple[type, ...] = ()) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -33,7 +34,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   Args:
     factory: A function returning an optax transformation.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    lazy_sparse, module: As in `tf_bridge.keras_optimizer`.
+    lazy_sparse, module, mixins: As in `tf_bridge.keras_optimizer` (an inner
+      bridged optimizer argument works the same way).
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -45,14 +47,20 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   default_rate = _fused.learning_rate_default(factory, 0.001)
   positional = _fused.positional_names(factory)
 
-  class BridgedOptimizer(tf_keras.optimizers.legacy.Optimizer):
+  class BridgedOptimizer(*mixins, tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
+    _fused_class = True  # A bridged class (checked when deserializing).
 
     def __init__(self, *args, name=class_name, **kwargs):
-      kwargs = _fused.bind_positional(class_name, positional, args, kwargs)
+      kwargs = _fused.deserialized_arguments(
+          _fused.bind_positional(class_name, positional, args, kwargs),
+          tf_keras.saving.get_registered_object)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "OptimizerV2")
-      learning_rate = kwargs.pop("learning_rate", default_rate)
+      inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
+      learning_rate = kwargs.pop(
+          "learning_rate", _learning_rate_of(inner[0]) if inner
+          else default_rate)
       base = {k: kwargs.pop(k) for k in host_arguments if k in kwargs}
       super().__init__(name, **base)
       self._set_hyper("learning_rate", base.get("lr", learning_rate))
@@ -114,11 +122,15 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       with tf.control_dependencies([update]):
         return self.iterations.assign_add(1, read_value=False)
 
+    def _built_variables(self):
+      return self._variables_built_for
+
     def get_config(self):
       config = super().get_config()
       config.update({
           "learning_rate": self._serialize_hyperparameter("learning_rate"),
-          "decay": self._initial_decay, **self._arguments})
+          "decay": self._initial_decay,
+          **_fused.serialized_arguments(self._arguments)})
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
@@ -129,6 +141,15 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       + (inspect.getdoc(factory) or ""))
   return tf_keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
+
+
+def _learning_rate_of(optimizer: Any) -> Any:
+  """An OptimizerV2's learning rate: its schedule, or its value."""
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  rate = optimizer._hyper["learning_rate"]  # pylint: disable=protected-access
+  if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+    return rate
+  return float(rate)
 
 
 __all__ = ["keras_optimizer"]

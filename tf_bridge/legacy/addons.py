@@ -2,7 +2,9 @@
 `tf_bridge.legacy.addons.<Name>` runs `jaxopt_port.addons.<name>` with
 OptimizerV2's `lr`, `decay` and clipping around it."""
 
-from tf_bridge import catalog
+from jaxopt_port import addons as _ports
+
+from tf_bridge import _fused, catalog
 from tf_bridge.legacy import keras_optimizer
 
 __all__ = []
@@ -13,3 +15,14 @@ for _declaration in catalog.legacy_hosted(catalog.ADDONS):
       lazy_sparse=_declaration.lazy_sparse, module=__name__)
   __all__.append(_declaration.class_name)
 del _declaration
+
+# TFA's wrappers take an optimizer (a bridged one of this generation): not
+# algorithms, so not in the catalog.
+MovingAverage = keras_optimizer(_ports.moving_average, name="MovingAverage",
+                                module=__name__,
+                                mixins=(_fused.AveragedOptimizer,))
+SWA = keras_optimizer(_ports.swa, name="SWA", module=__name__,
+                      mixins=(_fused.AveragedOptimizer,))
+Lookahead = keras_optimizer(_ports.lookahead, name="Lookahead",
+                            module=__name__)
+__all__ += ["Lookahead", "MovingAverage", "SWA"]

@@ -1,0 +1,220 @@
+"""TF Addons' wrappers: MovingAverage, SWA and Lookahead, as ports (against
+numpy versions of TFA's formulas) and as bridged classes of both generations
+(against the ports; config round trip, `assign_average_vars`, `model.fit`
+and save/load)."""
+
+import jaxopt_port
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from jaxopt_port import addons
+
+import tf_bridge
+import tf_bridge.addons
+import tf_bridge.legacy.addons
+from tf_bridge import testing
+
+STEPS = 40
+LEARNING_RATE, MOMENTUM = 0.05, 0.9
+
+
+def sgd_trajectory(initial, gradients):
+  """The inner optimizer, legacy SGD with momentum, in float64."""
+  params = [p.astype(np.float64) for p in initial]
+  moments = [np.zeros_like(p) for p in params]
+  trajectory = []
+  for grads in gradients:
+    for i, g in enumerate(grads):
+      moments[i] = MOMENTUM * moments[i] - LEARNING_RATE * g
+      params[i] = params[i] + moments[i]
+    trajectory.append([p.copy() for p in params])
+  return trajectory
+
+
+def moving_average_numpy(initial, trajectory, decay, start_step, dynamic):
+  average = [p.astype(np.float64) for p in initial]
+  averages = []
+  for k, params in enumerate(trajectory):  # k: steps before this one.
+    rate = 0.0 if k < start_step else (
+        min(decay, (1 + k - start_step) / (10 + k - start_step)) if dynamic
+        else decay)
+    average = [a - (1 - rate) * (a - p) for a, p in zip(average, params)]
+    averages.append(average)
+  return averages
+
+
+def swa_numpy(initial, trajectory, start, period):
+  average = [p.astype(np.float64) for p in initial]
+  averages = []
+  for k, params in enumerate(trajectory):
+    snapshots = max(0, (k - start) // period)
+    if k >= start and k == start + snapshots * period:
+      average = [(a * snapshots + p) / (snapshots + 1)
+                 for a, p in zip(average, params)]
+    averages.append(average)
+  return averages
+
+
+def lookahead_numpy(initial, gradients, sync_period, slow_step_size):
+  params = [p.astype(np.float64) for p in initial]
+  slow = [p.copy() for p in params]
+  moments = [np.zeros_like(p) for p in params]
+  trajectory = []
+  for t, grads in enumerate(gradients, 1):
+    for i, g in enumerate(grads):
+      moments[i] = MOMENTUM * moments[i] - LEARNING_RATE * g
+      params[i] = params[i] + moments[i]
+      if t % sync_period == 0:
+        slow[i] = slow[i] + slow_step_size * (params[i] - slow[i])
+        params[i] = slow[i].copy()
+    trajectory.append([p.copy() for p in params])
+  return trajectory
+
+
+def inner():
+  return jaxopt_port.legacy.sgd(LEARNING_RATE, momentum=MOMENTUM)
+
+
+def averages_of(transform, initial, gradients):
+  """The port's params and its averaged params after each step."""
+  import jax  # pylint: disable=import-outside-toplevel
+  import optax  # pylint: disable=import-outside-toplevel
+  names = [f"variable_{i}" for i in range(len(initial))]
+  params = dict(zip(names, initial))
+  state = transform.init(params)
+  step = jax.jit(transform.update)
+  trajectory, averages = [], []
+  for grads in gradients:
+    updates, state = step(dict(zip(names, grads)), state, params)
+    params = optax.apply_updates(params, updates)
+    trajectory.append([np.asarray(params[n]) for n in names])
+    averages.append([np.asarray(addons.average_params(state)[n])
+                     for n in names])
+  return trajectory, averages
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"average_decay": 0.9}, {"average_decay": 0.99, "dynamic_decay": True},
+    {"average_decay": 0.8, "start_step": 5}])
+def test_moving_average_equals_formula(kwargs):
+  initial, gradients = testing.seeded_problem(STEPS, 0, 1.0)
+  trajectory, averages = averages_of(addons.moving_average(inner(), **kwargs),
+                                     initial, gradients)
+  expected = sgd_trajectory(initial, gradients)
+  testing.compare_trajectories(trajectory, expected, rtol=1e-5, atol=1e-6)
+  testing.compare_trajectories(
+      averages, moving_average_numpy(
+          initial, expected, kwargs["average_decay"],
+          kwargs.get("start_step", 0), kwargs.get("dynamic_decay", False)),
+      rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("start,period", [(0, 10), (7, 3), (0, 1)])
+def test_swa_equals_formula(start, period):
+  initial, gradients = testing.seeded_problem(STEPS, 0, 1.0)
+  _, averages = averages_of(addons.swa(inner(), start, period), initial,
+                            gradients)
+  testing.compare_trajectories(
+      averages, swa_numpy(initial, sgd_trajectory(initial, gradients), start,
+                          period), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sync_period,slow_step_size", [(6, 0.5), (3, 0.8)])
+def test_lookahead_equals_formula(sync_period, slow_step_size):
+  initial, gradients = testing.seeded_problem(STEPS, 0, 1.0)
+  actual = testing.transform_trajectory(
+      addons.lookahead(inner(), sync_period, slow_step_size), initial,
+      gradients)
+  testing.compare_trajectories(
+      actual, lookahead_numpy(initial, gradients, sync_period,
+                              slow_step_size), rtol=1e-5, atol=1e-6)
+  with pytest.raises(AssertionError):  # Lookahead changes the trajectory.
+    testing.compare_trajectories(actual, sgd_trajectory(initial, gradients),
+                                 rtol=1e-5, atol=1e-6)
+
+
+GENERATIONS = {"keras3": (tf_bridge.addons, tf_bridge.SGD, keras.Variable),
+               "legacy": (tf_bridge.legacy.addons, tf_bridge.legacy.SGD,
+                          tf.Variable)}
+WRAPPERS = [("Lookahead", {"sync_period": 4}, addons.lookahead),
+            ("MovingAverage", {"average_decay": 0.9}, addons.moving_average),
+            ("SWA", {"start_averaging": 3, "average_period": 4}, addons.swa)]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("name,kwargs,port", WRAPPERS,
+                         ids=[w[0] for w in WRAPPERS])
+def test_bridged_wrapper_equals_port(generation, name, kwargs, port):
+  module, sgd, variable_class = GENERATIONS[generation]
+  wrapper_class = getattr(module, name)
+  optimizer = wrapper_class(sgd(LEARNING_RATE, momentum=MOMENTUM), **kwargs)
+  initial, gradients = testing.seeded_problem(STEPS, 0, 1.0)
+  variables = [variable_class(v, name=f"variable_{i}")
+               for i, v in enumerate(initial)]
+  bridged = []
+  for grads in gradients:
+    testing.apply_gradients(optimizer, [tf.constant(g) for g in grads],
+                            variables)
+    bridged.append([np.array(v.numpy()) for v in variables])
+  expected, averages = (averages_of if name != "Lookahead" else
+                        lambda t, i, g: (testing.transform_trajectory(t, i, g),
+                                         None))(
+                                             port(inner(), **kwargs), initial,
+                                             gradients)
+  testing.compare_trajectories(bridged, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge", expected_name="port")
+  clone = type(optimizer).from_config(optimizer.get_config())
+  assert type(clone._arguments["optimizer"]) is sgd  # pylint: disable=protected-access
+  assert clone.get_config() == optimizer.get_config()
+  if averages is not None:
+    optimizer.assign_average_vars(variables)
+    for variable, average in zip(variables, averages[-1]):
+      np.testing.assert_allclose(variable.numpy(), average, rtol=1e-5,
+                                 atol=1e-6)
+
+
+def test_assign_average_vars_refuses_unknown_variables():
+  optimizer = tf_bridge.addons.SWA(tf_bridge.SGD(0.1))
+  known = keras.Variable(np.ones(2, np.float32), name="known")
+  optimizer.apply([tf.ones(2)], [known])
+  with pytest.raises(ValueError, match="SWA keeps no average of other"):
+    optimizer.assign_average_vars([keras.Variable(np.ones(2, np.float32),
+                                                  name="other")])
+
+
+@pytest.mark.filterwarnings("ignore:You are saving your model as an HDF5")
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_wrapper_fits_saves_and_loads(generation, tmp_path):
+  module, sgd, _ = GENERATIONS[generation]
+  legacy = generation == "legacy"
+  layers, models = (tf_keras.layers, tf_keras) if legacy else (keras.layers,
+                                                               keras)
+  rng = np.random.default_rng(0)
+  inputs = rng.standard_normal((64, 4)).astype(np.float32)
+  targets = rng.standard_normal((64, 1)).astype(np.float32)
+  model = models.Sequential([layers.Input((4,)), layers.Dense(3),
+                             layers.Dense(1)])
+  model.compile(optimizer=module.Lookahead(sgd(0.05, momentum=0.5),
+                                           sync_period=3), loss="mse")
+  model.fit(inputs, targets, batch_size=16, epochs=1, shuffle=False,
+            verbose=0)
+  path = str(tmp_path / ("model.h5" if legacy else "model.keras"))
+  model.save(path)
+  loaded = (tf_keras.models.load_model(path) if legacy
+            else keras.models.load_model(path))
+  assert type(loaded.optimizer) is module.Lookahead
+  for m in (model, loaded):
+    m.fit(inputs, targets, batch_size=16, epochs=1, shuffle=False, verbose=0)
+  for a, b in zip(model.get_weights(), loaded.get_weights()):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_inner_optimizer_config_resolves_only_bridged_classes():
+  config = tf_bridge.addons.Lookahead(tf_bridge.SGD(0.1)).get_config()
+  assert config["optimizer"]["class_name"] == "tf_bridge>SGD"
+  config["optimizer"]["class_name"] = "builtins>eval"
+  with pytest.raises(ValueError, match=r"`optimizer` names 'builtins>eval', "
+                     "which is not a registered tf_bridge optimizer class."):
+    tf_bridge.addons.Lookahead.from_config(config)
