@@ -641,3 +641,26 @@ def test_lazy_adam_updates_only_touched_rows(legacy):
         np.testing.assert_array_equal(slot[untouched], old[untouched])
     slots_before = slots
     np.testing.assert_allclose(after, value, rtol=1e-5, atol=1e-6)
+
+
+def test_an_algorithm_argument_named_like_a_host_argument_stays_its_own():
+  """TF1 RMSProp's `decay` is its mean-square decay, not OptimizerV2's
+  learning-rate decay; TFA AdamW's `weight_decay` is TFA's (not scaled by the
+  learning rate), not Keras 3's."""
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+  initial, gradients = problem(sparse=False)
+  bridged = tf_bridge.legacy.tf1.RMSProp(0.01, decay=0.5)
+  assert bridged.get_config()["decay"] == 0.5
+  testing.compare_trajectories(
+      keras_trajectory(bridged, initial, gradients),
+      testing.native_trajectory(
+          tf.compat.v1.train.RMSPropOptimizer(0.01, decay=0.5), initial,
+          gradients), rtol=1e-5, atol=1e-6, actual_name="bridge")
+  adamw = tf_bridge.addons.AdamW(0.1, 0.01)
+  assert adamw.weight_decay is None  # Keras's own decay stays off.
+  testing.compare_trajectories(
+      keras_trajectory(adamw, initial, gradients),
+      testing.transform_trajectory(jaxopt_port.addons.adamw(0.1, 0.01),
+                                   initial, gradients),
+      rtol=1e-5, atol=1e-6, actual_name="bridge", expected_name="port")

@@ -67,6 +67,38 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
      "`decay` must be in [0, inf]. Received: decay=-0.1"),
     (lambda: jaxopt_port.adam(loss_scale_factor=0.0),
      "`loss_scale_factor` must be in (0, inf]. Received: loss_scale_factor=0.0"),
+    (lambda: jaxopt_port.adafactor(clip_threshold=0.0),
+     "`clip_threshold` must be in (0, inf]. Received: clip_threshold=0.0"),
+    (lambda: jaxopt_port.muon(ns_steps=-1),
+     "`ns_steps` must be None or an integer >= 0. Received: ns_steps=-1"),
+    (lambda: jaxopt_port.muon(adam_beta_1=1.0),
+     "`adam_beta_1` must be in [0, 1). Received: adam_beta_1=1.0"),
+    (lambda: jaxopt_port.schedule_free_adamw(beta_1=0.0),
+     "`beta_1` must be in (0, 1). Received: beta_1=0.0"),
+    (lambda: jaxopt_port.adagrad_decay(0.1, accumulator_decay_step=0),
+     "`accumulator_decay_step` must be None or an integer >= 1. Received: "
+     "accumulator_decay_step=0"),
+    (lambda: jaxopt_port.tf1.adagrad(0.1, initial_accumulator_value=0.0),
+     "`initial_accumulator_value` must be in (0, inf]. Received: "
+     "initial_accumulator_value=0.0"),
+    (lambda: jaxopt_port.tf1.momentum(0.1, momentum=-0.5),
+     "`momentum` must be in [0, inf]. Received: momentum=-0.5"),
+    (lambda: jaxopt_port.tf1.adam(beta1=1.5),
+     "`beta1` must be in [0, 1). Received: beta1=1.5"),
+    (lambda: jaxopt_port.addons.yogi(activation="relu"),
+     "`activation` must be 'sign' or 'tanh'. Received: activation='relu'"),
+    (lambda: jaxopt_port.addons.cocob(alpha=0.5),
+     "`alpha` must be in [1, inf]. Received: alpha=0.5"),
+    (lambda: jaxopt_port.addons.conditional_gradient(ord="l1"),
+     "`ord` must be 'fro' or 'nuclear'. Received: ord='l1'"),
+    (lambda: jaxopt_port.addons.lookahead(jaxopt_port.sgd(), sync_period=0),
+     "`sync_period` must be None or an integer >= 1. Received: sync_period=0"),
+    (lambda: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
+                                               average_decay=1.5),
+     "`average_decay` must be in [0, 1]. Received: average_decay=1.5"),
+    (lambda: jaxopt_port.schedules.TriangularCyclicalLearningRate(
+        0.1, 1.0, 0), "Argument `step_size` must be > 0. Received: "
+     "step_size=0"),
 ])
 def test_invalid_hyperparameters_raise_at_construction(make, message):
   with pytest.raises(ValueError, match=re.escape(message)):
@@ -174,3 +206,20 @@ def test_non_float_parameter(dtype):
       f"Parameter ['table']['ids'] has dtype {np.dtype(dtype)}; optimizers "
       "update floating-point parameters only")):
     jaxopt_port.adam().init(params)
+
+
+def test_tf1_optimizers_require_what_tf1_requires():
+  with pytest.raises(TypeError, match="missing a required argument: "
+                     "'learning_rate'"):
+    jaxopt_port.tf1.gradient_descent()
+  with pytest.raises(TypeError, match="missing a required argument: "
+                     "'momentum'"):
+    jaxopt_port.tf1.momentum(0.1)
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.tf1  # pylint: disable=import-outside-toplevel
+  with pytest.raises(TypeError, match=re.escape(
+      "Momentum() missing required argument(s): momentum")):
+    tf_bridge.tf1.Momentum(0.1)
+  with pytest.raises(TypeError, match=re.escape(
+      "AdamW() missing required argument(s): weight_decay")):
+    tf_bridge.addons.AdamW()
