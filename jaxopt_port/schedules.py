@@ -267,7 +267,7 @@ class _Cyclical(_Schedule):
 @dataclasses.dataclass(frozen=True)
 class CyclicalLearningRate(_Cyclical):
   """TF Addons' cyclical schedule with your `scale_fn` (see `_Cyclical`)."""
-  scale_fn: Callable[[jax.Array], jax.Array] = lambda _: 1.0
+  scale_fn: Callable[[jax.Array], jax.Array]
   scale_mode: str = "cycle"
 
   def _scale(self, mode_step):

@@ -190,12 +190,6 @@ def numpy_trajectory(make_step, learning_rate, initial, gradients,
   return trajectory
 
 
-def _fresh(step_factory, **kwargs):
-  """A per-variable step whose state is per variable (see numpy_trajectory:
-  `states` hold it), built once."""
-  return step_factory(**kwargs)
-
-
 # name: (port, numpy step factory, learning rate used, grid of arguments).
 CASES = {
     "adamw": (addons.adamw,

@@ -34,7 +34,7 @@ def sgd_trajectory(initial, gradients):
 
 
 def moving_average_numpy(initial, trajectory, decay, start_step, dynamic):
-  average = [p.astype(np.float64) for p in initial]
+  average = [np.zeros(p.shape) for p in initial]  # TFA's zero-initialized slot.
   averages = []
   for k, params in enumerate(trajectory):  # k: steps before this one.
     rate = 0.0 if k < start_step else (
@@ -46,7 +46,7 @@ def moving_average_numpy(initial, trajectory, decay, start_step, dynamic):
 
 
 def swa_numpy(initial, trajectory, start, period):
-  average = [p.astype(np.float64) for p in initial]
+  average = [np.zeros(p.shape) for p in initial]
   averages = []
   for k, params in enumerate(trajectory):
     snapshots = max(0, (k - start) // period)

@@ -89,7 +89,7 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
      "`activation` must be 'sign' or 'tanh'. Received: activation='relu'"),
     (lambda: jaxopt_port.addons.cocob(alpha=0.5),
      "`alpha` must be in [1, inf]. Received: alpha=0.5"),
-    (lambda: jaxopt_port.addons.conditional_gradient(ord="l1"),
+    (lambda: jaxopt_port.addons.conditional_gradient(0.9, ord="l1"),
      "`ord` must be 'fro' or 'nuclear'. Received: ord='l1'"),
     (lambda: jaxopt_port.addons.lookahead(jaxopt_port.sgd(), sync_period=0),
      "`sync_period` must be None or an integer >= 1. Received: sync_period=0"),

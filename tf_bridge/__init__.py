@@ -11,17 +11,12 @@ optimizer step by step; `python -m tf_bridge.parity` reports it.
 """
 
 from tf_bridge import catalog
-from tf_bridge._keras3 import keras_optimizer
+from tf_bridge._keras3 import declared_classes, keras_optimizer
 
-__all__ = ["catalog", "keras_optimizer"]
-
-for _declaration in catalog.CATALOG:
-  if _declaration.generation == catalog.KERAS:
-    globals()[_declaration.class_name] = keras_optimizer(
-        _declaration.port, name=_declaration.class_name,
-        lazy_sparse=_declaration.lazy_sparse)
-    __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(
+    [d for d in catalog.CATALOG if d.generation == catalog.KERAS], __name__)
+globals().update(_CLASSES)
+__all__ = ["catalog", "keras_optimizer", *_CLASSES]
 
 
 def __getattr__(name: str):

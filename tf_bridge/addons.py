@@ -10,17 +10,12 @@ and `decay`); the OptimizerV2 classes are in `tf_bridge.legacy.addons`.
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _fused, catalog
-from tf_bridge._keras3 import keras_optimizer
+from tf_bridge._keras3 import declared_classes, keras_optimizer
 
-__all__ = []
-
-for _declaration in catalog.CATALOG:
-  if _declaration.generation == catalog.ADDONS:
-    globals()[_declaration.class_name] = keras_optimizer(
-        _declaration.port, name=_declaration.class_name,
-        lazy_sparse=_declaration.lazy_sparse, module=__name__)
-    __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(
+    [d for d in catalog.CATALOG if d.generation == catalog.ADDONS], __name__)
+globals().update(_CLASSES)
+__all__ = list(_CLASSES)
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.

@@ -176,7 +176,7 @@ CATALOG: tuple[Declaration, ...] = (
     addons(jaxopt_port.addons.novograd, "NovoGrad", lazy_sparse=True),
     addons(jaxopt_port.addons.cocob, "COCOB"),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
-           lazy_sparse=True),
+           lazy_sparse=True, required={"learning_rate": 0.9}),
     addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad",
            lazy_sparse=True),
     addons(jaxopt_port.addons.lamb, "LAMB"),

@@ -8,14 +8,9 @@ and machinery around it. The OptimizerV2 classes are in
 """
 
 from tf_bridge import catalog
-from tf_bridge._keras3 import keras_optimizer
+from tf_bridge._keras3 import declared_classes
 
-__all__ = []
-
-for _declaration in catalog.CATALOG:
-  if _declaration.generation == catalog.TF1:
-    globals()[_declaration.class_name] = keras_optimizer(
-        _declaration.port, name=_declaration.class_name,
-        lazy_sparse=_declaration.lazy_sparse, module=__name__)
-    __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(
+    [d for d in catalog.CATALOG if d.generation == catalog.TF1], __name__)
+globals().update(_CLASSES)
+__all__ = list(_CLASSES)

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _adam, _checks, _sgd
-from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
+from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like, map_leaves,
                                one_minus_in_dtype, path_name,
                                with_legacy_base_arguments)
 from jaxopt_port.addons._wrappers import (AveragedState, LookaheadState,
@@ -504,7 +504,7 @@ def _top_singular_direction(g: jax.Array) -> jax.Array:
   return (u[..., :, :1] @ vt[..., :1, :]).reshape(g.shape)
 
 
-@with_legacy_base_arguments(learning_rate=0.01)
+@with_legacy_base_arguments(learning_rate=REQUIRED)
 def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
                          ord: str = "fro") -> UpdateStep:  # pylint: disable=redefined-builtin
   """Conditional gradient (Frank-Wolfe), as
@@ -514,10 +514,13 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
     s = u1 v1^T, the top singular pair of g     (ord="nuclear")
     p = learning_rate * p - (1 - learning_rate) * lambda_ * s
 
-  (TFA's parameterization: `learning_rate` is the weight kept on `p`.)
+  (TFA's parameterization: `learning_rate` is the weight kept on `p`.) TFA's
+  nuclear form handles rank <= 2 (a scalar or vector as one row); here
+  higher ranks are batched over their leading axes. On sparse gradients only
+  the touched rows move (TFA's sparse path; the bridge too).
 
   Args:
-    learning_rate: A float or a schedule. Defaults to 0.01.
+    learning_rate: A float or a schedule (required, as in TFA).
     lambda_: The constraint radius, >= 0.
     epsilon: >= 0.
     ord: "fro" or "nuclear".

@@ -20,7 +20,7 @@ from jaxopt_port._base import map_leaves
 
 class AveragedState(NamedTuple):
   inner_state: Any
-  average: optax.Params  # Starts at the params (TFA's "average" slot).
+  average: optax.Params  # Starts at zero, as TFA's "average" slot.
   iterations: jax.Array  # Steps taken, as the inner optimizer's count.
 
 
@@ -46,7 +46,7 @@ def _averaging(optimizer: optax.GradientTransformation, name: str,
                new_average) -> optax.GradientTransformationExtraArgs:
   def init_fn(params):
     return AveragedState(optimizer.init(params),
-                         jax.tree.map(jnp.array, params),
+                         optax.tree.zeros_like(params),
                          jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
@@ -75,14 +75,15 @@ def moving_average(optimizer: optax.GradientTransformation,
             (1 + k - start_step) / (10 + k - start_step) with dynamic_decay
     average = average - (1 - decay) * (average - p)
 
-  The params themselves follow `optimizer`. (TFA's deprecated `num_updates`
-  is not taken.)
+  The average starts at zero, as TFA's slot does, so early on it is biased
+  towards zero (`dynamic_decay` shortens that). The params themselves follow
+  `optimizer`. (TFA's deprecated `num_updates` is not taken.)
 
   Args:
     optimizer: The transformation whose params are averaged.
     average_decay: In [0, 1].
     start_step: Steps before averaging starts (the average copies the
-      params until then), an int >= 0.
+      params until then: decay 0), an int >= 0.
     dynamic_decay: Ramp the decay up from 0.1, as TFA does.
   """
   _checks.check_range("average_decay", average_decay, 0.0, 1.0)

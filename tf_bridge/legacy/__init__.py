@@ -143,6 +143,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       package=module, name=class_name)(BridgedOptimizer)
 
 
+def declared_classes(declarations: Any, module: str) -> dict[str, type]:
+  """OptimizerV2 classes for catalog declarations, by class name."""
+  return {d.class_name: keras_optimizer(d.port, name=d.class_name,
+                                        lazy_sparse=d.lazy_sparse,
+                                        module=module)
+          for d in declarations}
+
+
 def _learning_rate_of(optimizer: Any) -> Any:
   """An OptimizerV2's learning rate: its schedule, or its value."""
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -152,14 +160,9 @@ def _learning_rate_of(optimizer: Any) -> Any:
   return float(rate)
 
 
-__all__ = ["keras_optimizer"]
-
-for _declaration in catalog.legacy_hosted():
-  globals()[_declaration.class_name] = keras_optimizer(
-      _declaration.port, name=_declaration.class_name,
-      lazy_sparse=_declaration.lazy_sparse)
-  __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(catalog.legacy_hosted(), __name__)
+globals().update(_CLASSES)
+__all__ = ["keras_optimizer", *_CLASSES]
 
 
 def __getattr__(name: str):

@@ -5,16 +5,11 @@ OptimizerV2's `lr`, `decay` and clipping around it."""
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _fused, catalog
-from tf_bridge.legacy import keras_optimizer
+from tf_bridge.legacy import declared_classes, keras_optimizer
 
-__all__ = []
-
-for _declaration in catalog.legacy_hosted(catalog.ADDONS):
-  globals()[_declaration.class_name] = keras_optimizer(
-      _declaration.port, name=_declaration.class_name,
-      lazy_sparse=_declaration.lazy_sparse, module=__name__)
-  __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(catalog.legacy_hosted(catalog.ADDONS), __name__)
+globals().update(_CLASSES)
+__all__ = list(_CLASSES)
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.

@@ -6,13 +6,8 @@ the Keras 3 classes).
 """
 
 from tf_bridge import catalog
-from tf_bridge.legacy import keras_optimizer
+from tf_bridge.legacy import declared_classes
 
-__all__ = []
-
-for _declaration in catalog.legacy_hosted(catalog.TF1):
-  globals()[_declaration.class_name] = keras_optimizer(
-      _declaration.port, name=_declaration.class_name,
-      lazy_sparse=_declaration.lazy_sparse, module=__name__)
-  __all__.append(_declaration.class_name)
-del _declaration
+_CLASSES = declared_classes(catalog.legacy_hosted(catalog.TF1), __name__)
+globals().update(_CLASSES)
+__all__ = list(_CLASSES)
