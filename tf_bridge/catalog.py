@@ -165,14 +165,15 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
     # TF Addons' sparse paths (TFA itself cannot run beside TF 2.21): AdamW
     # decays only touched rows but moves all of them (the bridge gives the
-    # dense result); RectifiedAdam moves touched rows of the variable only.
+    # dense result); RectifiedAdam and Yogi move touched rows of the variable
+    # only (their m decays everywhere; Yogi's v cannot move on a zero row).
     addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01}),
     addons(jaxopt_port.addons.sgdw, "SGDW", lazy_sparse=True,
            required={"weight_decay": 0.01}),
     addons(jaxopt_port.addons.lazy_adam, "LazyAdam", lazy_sparse=True),
     addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam",
            lazy_sparse="params"),
-    addons(jaxopt_port.addons.yogi, "Yogi", lazy_sparse=True),
+    addons(jaxopt_port.addons.yogi, "Yogi", lazy_sparse="params"),
     addons(jaxopt_port.addons.novograd, "NovoGrad", lazy_sparse=True),
     addons(jaxopt_port.addons.cocob, "COCOB"),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",

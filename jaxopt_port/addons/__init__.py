@@ -312,7 +312,8 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
     p = prox(p', rate * l1, rate * l2)     (TFA's l1/l2 proximal step)
 
   With beta1 = 0 there is no `m` and the step uses `g`. On sparse gradients
-  only the touched rows change (TFA's sparse path; the bridge too).
+  only the touched rows of `p` move while `m` decays everywhere (TFA's
+  sparse path; the bridge too).
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.01.
