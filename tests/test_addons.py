@@ -313,3 +313,55 @@ def test_decoupled_weight_decay_of_legacy_adam_is_adamw():
   want = testing.transform_trajectory(plain, initial, gradients)
   for got_step, want_step in zip(got, want):
     np.testing.assert_array_equal(got_step[1], want_step[1])
+
+
+SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, True),
+          ("rectified_adam", {"weight_decay": 0.01}, "params"),
+          ("yogi", {}, "params"),
+          ("novograd", {"weight_decay": 0.01}, True),
+          ("conditional_gradient", {}, True),
+          ("proximal_adagrad", {"l1_regularization_strength": 0.01}, True)]
+
+
+@pytest.mark.parametrize("name,kwargs,lazy", SPARSE,
+                         ids=[s[0] for s in SPARSE])
+def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
+  """On IndexedSlices (duplicates summed) TFA moves only the touched rows of
+  the variable, and, where `lazy` is True, of its slots too ("params": the
+  slots update everywhere). numpy: the dense formula, then untouched rows
+  restored."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  port, numpy_step, learning_rate, _ = CASES[name]
+  assert catalog.lookup(f"addons.{name}").lazy_sparse == lazy
+  rng = np.random.default_rng(3)
+  value = rng.standard_normal((6, 3)).astype(np.float32)
+  optimizer_class = getattr(tf_bridge.legacy.addons,
+                            catalog.lookup(f"addons.{name}").class_name)
+  optimizer = optimizer_class(learning_rate=learning_rate, **kwargs)
+  variable = tf.Variable(value, name="embedding")
+  step = numpy_step(**kwargs)
+  initial = {"a": kwargs.get("initial_accumulator_value", 0.1)}  # Not zero.
+  expected, state = value.astype(np.float64), {}
+  for t in range(1, 31):
+    indices = rng.integers(0, 6, size=4)
+    values = rng.standard_normal((4, 3)).astype(np.float32)
+    dense = np.zeros((6, 3))
+    np.add.at(dense, indices, values)
+    untouched = sorted(set(range(6)) - set(indices.tolist()))
+    old_state = {k: np.copy(v) for k, v in state.items()}
+    new = step(expected, dense, state, learning_rate, t)
+    new[untouched] = expected[untouched]
+    if lazy is True:
+      for key, slot in state.items():
+        if np.shape(slot) == expected.shape:  # (Created at step 1.)
+          old = old_state.get(key, np.full(expected.shape,
+                                           initial.get(key, 0.0)))
+          slot[untouched] = old[untouched]
+    expected = new
+    optimizer.apply_gradients([(tf.IndexedSlices(
+        tf.constant(values), tf.constant(indices.astype(np.int32)),
+        tf.constant([6, 3])), variable)])
+    np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-5,
+                               atol=1e-6, err_msg=f"step {t}")
