@@ -24,9 +24,8 @@ SHAPES = ((), (5,), (4, 3), (6, 3))  # The last one gets sparse gradients.
 def bridged_class(declaration):
   """The declaration's own class: Keras 3's for Keras 3 and TF1 ports,
   OptimizerV2's for legacy ones."""
-  module = ("tf_bridge.legacy" if declaration.generation == catalog.LEGACY
-            else declaration.bridge_path)
-  return getattr(importlib.import_module(module), declaration.class_name)
+  return getattr(importlib.import_module(declaration.bridge_path),
+                 declaration.class_name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,11 +95,10 @@ def _all_classes():
   for generation in (catalog.LEGACY, catalog.TF1, catalog.ADDONS):
     for declaration in catalog.legacy_hosted(generation):
       if declaration.generation != catalog.LEGACY:
-        module = declaration.bridge_path.replace("tf_bridge",
-                                                 "tf_bridge.legacy")
         yield BridgedCase(
-            declaration, getattr(importlib.import_module(module),
-                                 declaration.class_name), True)
+            declaration,
+            getattr(importlib.import_module(declaration.legacy_bridge_path),
+                    declaration.class_name), True)
 
 
 ALL_CLASSES = list(_all_classes())

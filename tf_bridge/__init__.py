@@ -10,10 +10,11 @@ Addons' optimizers in `tf_bridge.tf1` and `tf_bridge.addons` (and
 optimizer step by step; `python -m tf_bridge.parity` reports it.
 """
 
-from tf_bridge import catalog
-from tf_bridge._keras3 import declared_classes, keras_optimizer
+from tf_bridge import _fused, catalog
+from tf_bridge._keras3 import keras_optimizer
 
-_CLASSES = declared_classes(
+_CLASSES = _fused.declared_classes(
+    keras_optimizer,
     [d for d in catalog.CATALOG if d.generation == catalog.KERAS], __name__)
 globals().update(_CLASSES)
 __all__ = ["catalog", "keras_optimizer", *_CLASSES]

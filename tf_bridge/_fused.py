@@ -168,6 +168,17 @@ def check_arguments(class_name: str, kwargs: dict[str, Any],
                     f"{', '.join(missing)}")
 
 
+def declared_classes(keras_optimizer: Callable[..., type],
+                     declarations: Sequence[Any], module: str
+                     ) -> dict[str, type]:
+  """Classes for catalog declarations, by class name, made by the host's
+  `keras_optimizer` (Keras 3's or OptimizerV2's)."""
+  return {d.class_name: keras_optimizer(d.port, name=d.class_name,
+                                        lazy_sparse=d.lazy_sparse,
+                                        module=module)
+          for d in declarations}
+
+
 def is_bridged(value: Any) -> bool:
   """A Keras optimizer made by the bridge (a wrapper's inner optimizer)."""
   return isinstance(getattr(value, "_fused", None), FusedTransform)

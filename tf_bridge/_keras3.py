@@ -207,14 +207,6 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       package=module, name=class_name)(BridgedOptimizer)
 
 
-def declared_classes(declarations: Any, module: str) -> dict[str, type]:
-  """Keras 3 classes for catalog declarations, by class name."""
-  return {d.class_name: keras_optimizer(d.port, name=d.class_name,
-                                        lazy_sparse=d.lazy_sparse,
-                                        module=module)
-          for d in declarations}
-
-
 def _learning_rate_of(optimizer: Any) -> Any:
   """A Keras 3 optimizer's learning rate: its schedule, or its value."""
   import keras  # pylint: disable=import-outside-toplevel

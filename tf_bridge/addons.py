@@ -10,9 +10,10 @@ and `decay`); the OptimizerV2 classes are in `tf_bridge.legacy.addons`.
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _fused, catalog
-from tf_bridge._keras3 import declared_classes, keras_optimizer
+from tf_bridge._keras3 import keras_optimizer
 
-_CLASSES = declared_classes(
+_CLASSES = _fused.declared_classes(
+    keras_optimizer,
     [d for d in catalog.CATALOG if d.generation == catalog.ADDONS], __name__)
 globals().update(_CLASSES)
 __all__ = list(_CLASSES)

@@ -52,10 +52,17 @@ class Declaration:
 
   @property
   def bridge_path(self) -> str:
-    """Where its Keras 3 class lives: `tf_bridge`, `tf_bridge.tf1`, ...
-    (legacy declarations have OptimizerV2 classes only)."""
-    return "tf_bridge." + _PREFIXES[self.generation].rstrip(".") if (
-        self.generation != KERAS) else "tf_bridge"
+    """The module of its own class: `tf_bridge` (Keras 3),
+    `tf_bridge.legacy` (OptimizerV2), `tf_bridge.tf1`, `tf_bridge.addons`."""
+    return ("tf_bridge." + _PREFIXES[self.generation]).rstrip(".")
+
+  @property
+  def legacy_bridge_path(self) -> str:
+    """The module of its OptimizerV2 class, where `legacy_hosted` lists it:
+    `tf_bridge.legacy`, `tf_bridge.legacy.tf1`, `tf_bridge.legacy.addons`."""
+    own = "" if self.generation in (KERAS, LEGACY) else _PREFIXES[
+        self.generation]
+    return ("tf_bridge.legacy." + own).rstrip(".")
 
   def make_port(self, **kwargs: Any) -> Any:
     return self.port(**{**self.required, **kwargs})
@@ -224,9 +231,7 @@ def markdown_table() -> str:
           f"`{declaration.bridge_path}.{declaration.class_name}`")
     if id(declaration) in hosted:
       row["legacy"].append(
-          f"`{declaration.bridge_path.replace('tf_bridge', 'tf_bridge.legacy')}"
-          f".{declaration.class_name}`" if declaration.generation != LEGACY
-          else f"`tf_bridge.legacy.{declaration.class_name}`")
+          f"`{declaration.legacy_bridge_path}.{declaration.class_name}`")
     if declaration.has_native:
       truth = f"`{declaration.native_path}`"
       if declaration.native_backend != "tensorflow":

@@ -108,9 +108,7 @@ def bridged_runs(declaration: catalog.Declaration, problem: Problem,
   legacy_twin = ("legacy." + declaration.name) in catalog.BY_NAME
   if any(d is declaration for d in catalog.legacy_hosted(
       declaration.generation)) and not legacy_twin:
-    modules.append("tf_bridge.legacy" if declaration.generation in (
-        catalog.KERAS, catalog.LEGACY) else declaration.bridge_path.replace(
-            "tf_bridge", "tf_bridge.legacy"))
+    modules.append(declaration.legacy_bridge_path)
   runs = []
   for module in modules:
     optimizer_class = getattr(importlib.import_module(module),

@@ -7,10 +7,11 @@ and machinery around it. The OptimizerV2 classes are in
 `tf_bridge.legacy.tf1`.
 """
 
-from tf_bridge import catalog
-from tf_bridge._keras3 import declared_classes
+from tf_bridge import _fused, catalog
+from tf_bridge._keras3 import keras_optimizer
 
-_CLASSES = declared_classes(
+_CLASSES = _fused.declared_classes(
+    keras_optimizer,
     [d for d in catalog.CATALOG if d.generation == catalog.TF1], __name__)
 globals().update(_CLASSES)
 __all__ = list(_CLASSES)

@@ -143,14 +143,6 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       package=module, name=class_name)(BridgedOptimizer)
 
 
-def declared_classes(declarations: Any, module: str) -> dict[str, type]:
-  """OptimizerV2 classes for catalog declarations, by class name."""
-  return {d.class_name: keras_optimizer(d.port, name=d.class_name,
-                                        lazy_sparse=d.lazy_sparse,
-                                        module=module)
-          for d in declarations}
-
-
 def _learning_rate_of(optimizer: Any) -> Any:
   """An OptimizerV2's learning rate: its schedule, or its value."""
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -160,7 +152,8 @@ def _learning_rate_of(optimizer: Any) -> Any:
   return float(rate)
 
 
-_CLASSES = declared_classes(catalog.legacy_hosted(), __name__)
+_CLASSES = _fused.declared_classes(keras_optimizer, catalog.legacy_hosted(),
+                                     __name__)
 globals().update(_CLASSES)
 __all__ = ["keras_optimizer", *_CLASSES]
 

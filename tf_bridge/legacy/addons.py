@@ -5,9 +5,10 @@ OptimizerV2's `lr`, `decay` and clipping around it."""
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _fused, catalog
-from tf_bridge.legacy import declared_classes, keras_optimizer
+from tf_bridge.legacy import keras_optimizer
 
-_CLASSES = declared_classes(catalog.legacy_hosted(catalog.ADDONS), __name__)
+_CLASSES = _fused.declared_classes(
+    keras_optimizer, catalog.legacy_hosted(catalog.ADDONS), __name__)
 globals().update(_CLASSES)
 __all__ = list(_CLASSES)
 
