@@ -106,9 +106,8 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
       u = u / jnp.maximum(1.0, _rms(u) / cast_like(clip_threshold, u))
       return -(alpha * u), v, r, c
 
-    if params is None:
-      raise ValueError("adafactor scales its step by the params' RMS: call "
-                       "update(grads, state, params).")
+    _checks.require_params(params, "adafactor scales its step by the params' "
+                           "RMS")
     updates, velocity, rows, columns = map_leaves(leaf_step, 4, grads, params,
                                                   *slots)
     return updates, AdafactorSlots(velocity, rows, columns)

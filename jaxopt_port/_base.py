@@ -309,10 +309,10 @@ def keras_transform(
         name)
     decays = (weight_decay is not None
               or update_step.weight_decay_rates is not None)
-    if params is None and (decays or use_ema):
-      raise ValueError(
-          f"{name} with weight_decay or use_ema needs the current params: "
-          "call update(grads, state, params).")
+    if decays or use_ema:
+      _checks.require_params(
+          params, f"{name} with weight_decay or use_ema needs the current "
+          "params")
     out_dtypes = jax.tree.map(lambda x: x.dtype,
                               grads if params is None else params)
     grads = _upcast(grads)

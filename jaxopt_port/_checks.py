@@ -138,3 +138,10 @@ def check_same_tree(expected: Any, received: Any, *, expected_name: str,
 
 def _name(path: tuple[Any, ...]) -> str:
   return jax.tree_util.keystr(path) or "<root>"
+
+
+def require_params(params: Any, reason: str) -> None:
+  """Raises ValueError when a transform that reads the params got none:
+  `"<reason>: call update(grads, state, params)."`."""
+  if params is None:
+    raise ValueError(f"{reason}: call update(grads, state, params).")

@@ -61,9 +61,7 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
 
   def update(grads, state, params, learning_rate, iteration):
     del iteration
-    if params is None:
-      raise ValueError("ftrl sets the parameters from its state: call "
-                       "update(grads, state, params).")
+    _checks.require_params(params, "ftrl sets the parameters from its state")
     accumulator, linear = state
     new_accumulator = jax.tree.map(lambda g, n: n + g * g, grads, accumulator)
 

@@ -34,9 +34,7 @@ def lamb_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
     return LambSlots(zeros, zeros)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None:
-      raise ValueError("lamb's trust ratio reads the parameters: call "
-                       "update(grads, state, params).")
+    _checks.require_params(params, "lamb's trust ratio reads the parameters")
     step = (iteration + 1).astype(jnp.float32)
     momentum = jax.tree.map(lambda g, m: m + (g - m) * one_minus(beta_1, g),
                             grads, slots.momentum)

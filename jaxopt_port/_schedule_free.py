@@ -62,9 +62,8 @@ def schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
                              optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None:
-      raise ValueError("schedule_free_adamw recovers its average from the "
-                       "params: call update(grads, state, params).")
+    _checks.require_params(params, "schedule_free_adamw recovers its average "
+                           "from the params")
     step = (iteration + 1).astype(jnp.float32)
 
     def leaf_step(g, y, z, v):

@@ -59,9 +59,7 @@ def _with_decoupled_decay(step: UpdateStep, weight_decay: Any,
   excluded = _matches(exclude_from_weight_decay)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None:
-      raise ValueError("Decoupled weight decay needs the params: call "
-                       "update(grads, state, params).")
+    _checks.require_params(params, "Decoupled weight decay needs the params")
     decay = _decay_terms(params, weight_decay, excluded)
     updates, slots = step.update(grads, slots,
                                  jax.tree.map(jnp.add, params, decay),
@@ -96,9 +94,7 @@ def decoupled_weight_decay(factory: Callable[..., optax.GradientTransformation]
     excluded = _matches(exclude_from_weight_decay)
 
     def update_fn(grads, state, params=None, **extra_args):
-      if params is None:
-        raise ValueError("Decoupled weight decay needs the params: call "
-                         "update(grads, state, params).")
+      _checks.require_params(params, "Decoupled weight decay needs the params")
       decay = _decay_terms(params, weight_decay, excluded)
       updates, state = inner.update(
           grads, state, jax.tree.map(jnp.add, params, decay), **extra_args)
@@ -244,9 +240,9 @@ def rectified_adam(beta_1: float = 0.9, beta_2: float = 0.999,
     return RectifiedAdamSlots(zeros, zeros, zeros if amsgrad else None)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None and decays:
-      raise ValueError("rectified_adam with weight_decay needs the params: "
-                       "call update(grads, state, params).")
+    if decays:
+      _checks.require_params(params, "rectified_adam with weight_decay needs "
+                             "the params")
     def leaf_step(g, m, v, vhat, p):
       t = (iteration + 1).astype(g.dtype)
       lr = cast_like(learning_rate, g)
@@ -344,10 +340,9 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
         optax.tree.zeros_like(params) if with_momentum else None)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None and not (_checks.is_python_zero(l1)
-                               and _checks.is_python_zero(l2)):
-      raise ValueError("yogi with l1/l2 regularization needs the params: "
-                       "call update(grads, state, params).")
+    if not (_checks.is_python_zero(l1) and _checks.is_python_zero(l2)):
+      _checks.require_params(params, "yogi with l1/l2 regularization needs "
+                             "the params")
     t = (iteration + 1).astype(jnp.float32)
 
     def leaf_step(g, v, m, p):
@@ -421,9 +416,9 @@ def novograd(beta_1: float = 0.9, beta_2: float = 0.999,
                          scalars if amsgrad else None)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None and decays:
-      raise ValueError("novograd with weight_decay needs the params: call "
-                       "update(grads, state, params).")
+    if decays:
+      _checks.require_params(params, "novograd with weight_decay needs the "
+                             "params")
     first = iteration == 0
 
     def leaf_step(g, m, v, vhat, p):
@@ -535,9 +530,8 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
 
   def update(grads, slots, params, learning_rate, iteration):
     del iteration
-    if params is None:
-      raise ValueError("conditional_gradient sets the params from them: "
-                       "call update(grads, state, params).")
+    _checks.require_params(params, "conditional_gradient sets the params from "
+                           "them")
 
     def step(g, p):
       if ord == "fro":
@@ -619,9 +613,7 @@ def lamb(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
     return LambSlots(zeros, zeros)
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None:
-      raise ValueError("lamb scales its step by the params' norm: call "
-                       "update(grads, state, params).")
+    _checks.require_params(params, "lamb scales its step by the params' norm")
     t = (iteration + 1).astype(jnp.float32)
 
     def leaf_step(path, g, m, v, p):

@@ -36,12 +36,6 @@ def average_params(state: AveragedState) -> optax.Params:
   return state.average
 
 
-def _require(params: Any, name: str) -> None:
-  if params is None:
-    raise ValueError(f"{name} acts on the params: call update(grads, state, "
-                     "params).")
-
-
 def _averaging(optimizer: optax.GradientTransformation, name: str,
                new_average) -> optax.GradientTransformationExtraArgs:
   def init_fn(params):
@@ -50,7 +44,7 @@ def _averaging(optimizer: optax.GradientTransformation, name: str,
                          jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
-    _require(params, name)
+    _checks.require_params(params, f"{name} acts on the params")
     updates, inner_state = optimizer.update(grads, state.inner_state, params,
                                             **extra_args)
     average = new_average(state.average, optax.apply_updates(params, updates),
@@ -165,7 +159,7 @@ def lookahead(optimizer: optax.GradientTransformation, sync_period: int = 6,
                           jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
-    _require(params, "lookahead")
+    _checks.require_params(params, "lookahead acts on the params")
     updates, inner_state = optimizer.update(grads, state.inner_state, params,
                                             **extra_args)
     step = state.iterations + 1

@@ -211,9 +211,8 @@ def adagrad_da(initial_gradient_squared_accumulator_value: float = 0.1,
             p, initial_gradient_squared_accumulator_value), params))
 
   def update(grads, slots, params, learning_rate, iteration):
-    if params is None:
-      raise ValueError("tf1.adagrad_da sets the params from its "
-                       "accumulators: call update(grads, state, params).")
+    _checks.require_params(params, "tf1.adagrad_da sets the params from its "
+                           "accumulators")
     sums = jax.tree.map(jnp.add, slots.gradient_accumulator, grads)
     squares = jax.tree.map(lambda q, g: q + g * g,
                            slots.gradient_squared_accumulator, grads)
@@ -329,9 +328,8 @@ def proximal_adagrad_update_step(initial_accumulator_value: Any, l1: Any,
 
   def update(grads, slots, params, learning_rate, iteration):
     del iteration
-    if params is None:
-      raise ValueError("proximal_adagrad sets the params through its proximal "
-                       "step: call update(grads, state, params).")
+    _checks.require_params(params, "proximal_adagrad sets the params through "
+                           "its proximal step")
     accumulator = jax.tree.map(lambda a, g: a + g * g, slots.accumulator,
                                grads)
 
@@ -394,9 +392,8 @@ def proximal_gradient_descent(l1_regularization_strength: float = 0.0,
 
   def update(grads, slots, params, learning_rate, iteration):
     del iteration
-    if params is None:
-      raise ValueError("proximal_gradient_descent sets the params through its "
-                       "proximal step: call update(grads, state, params).")
+    _checks.require_params(params, "proximal_gradient_descent sets the params "
+                           "through its proximal step")
 
     def step(p, g):
       rate = cast_like(learning_rate, p)
