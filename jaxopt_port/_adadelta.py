@@ -55,7 +55,7 @@ def adadelta_update_step(rho: Any, epsilon: Any,
     updates = jax.tree.map(lambda x: cast_like(learning_rate, x) * x, delta)
     return updates, slots(accumulated_grad, accumulated_delta)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

@@ -53,7 +53,7 @@ def adagrad_update_step(initial_accumulator_value: Any, epsilon: Any, *,
 
     return jax.tree.map(step, grads, accumulator), AdagradSlots(accumulator)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)
@@ -126,7 +126,7 @@ def adagrad_decay_update_step(initial_accumulator_value: Any,
     updates, accumulator, count = map_leaves(leaf_step, 3, grads, *slots)
     return updates, AdagradDecaySlots(accumulator, count)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=REQUIRED)

@@ -66,7 +66,7 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
         grads, m, denominator)
     return updates, slots(m, v, v_hat)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

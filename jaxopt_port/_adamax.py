@@ -51,7 +51,7 @@ def adamax_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
 
     return jax.tree.map(step_of, momentum, norm), slots(momentum, norm)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

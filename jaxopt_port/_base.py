@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxopt_port import _checks
+from jaxopt_port import _checks, _packed
 
 Schedule = Callable[[jax.Array], jax.Array]
 ScalarOrSchedule = Union[float, jax.Array, Schedule]
@@ -48,10 +48,14 @@ class UpdateStep(NamedTuple):
       it replaces the base argument `weight_decay` in Keras's decay
       `p = p - p * rate * lr`. None: every parameter decays by
       `weight_decay`.
+    elementwise: Each element's update depends on that element alone (and on
+      scalars such as the step), so `jaxopt_port.packed` may run the step on
+      one flat buffer per dtype.
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
   weight_decay_rates: Callable[[optax.Params], Any] | None = None
+  elementwise: bool = False
 
 
 class KerasState(NamedTuple):
@@ -383,7 +387,8 @@ def keras_transform(
         iterations=optax.safe_increment(raw_iterations), slots=slots,
         accumulated_gradients=accumulated, average=average)
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return _declared(update_step, clipnorm,
+                   optax.GradientTransformationExtraArgs(init_fn, update_fn))
 
 
 def legacy_transform(
@@ -450,7 +455,18 @@ def legacy_transform(
                            out_dtypes)
     return updates, LegacyState(optax.safe_increment(iteration), slots)
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return _declared(update_step, clipnorm,
+                   optax.GradientTransformationExtraArgs(init_fn, update_fn))
+
+
+def _declared(update_step: UpdateStep, clipnorm: Any,
+              transform: optax.GradientTransformationExtraArgs
+              ) -> optax.GradientTransformationExtraArgs:
+  """`transform`, declared elementwise if its step is and no norm is taken
+  per variable."""
+  if update_step.elementwise and clipnorm is None:
+    return _packed.declare_elementwise(transform)
+  return transform
 
 
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],

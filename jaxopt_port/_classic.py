@@ -29,7 +29,7 @@ def vanilla_sgd_update_step() -> UpdateStep:
     return jax.tree.map(lambda g: -(cast_like(learning_rate, g) * g),
                         grads), slots
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 def momentum_sgd_update_step(momentum: Any, *,
@@ -66,7 +66,7 @@ def momentum_sgd_update_step(momentum: Any, *,
 
     return jax.tree.map(step, m), MomentumSlots(m)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.01)

@@ -84,7 +84,7 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
     updates = jax.tree.map(jnp.subtract, new_params, params)
     return updates, slots(new_accumulator, linear)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

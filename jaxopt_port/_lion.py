@@ -39,7 +39,7 @@ def lion_update_step(beta_1: Any, beta_2: Any) -> UpdateStep:
             beta_2, g), grads, slots.momentum)
     return updates, LionSlots(momentum)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

@@ -63,7 +63,7 @@ def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
     updates = jax.tree.map(step_of, grads, momentum, velocity)
     return updates, NadamSlots(momentum, velocity, u_product)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class LegacyNadamSlots(NamedTuple):
@@ -117,7 +117,7 @@ def legacy_nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
     updates = jax.tree.map(step_of, grads, m, v)
     return updates, LegacyNadamSlots(m, v, cache)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

@@ -86,7 +86,7 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     return updates, RMSpropSlots(velocity, velocity_of_params,
                                  average_gradient)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
@@ -134,7 +134,7 @@ def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
               jnp.sqrt(d) + cast_like(epsilon, g))), grads, denominator)
     return updates, LegacyRMSpropSlots(rms, mom, mg)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)

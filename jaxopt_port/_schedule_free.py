@@ -86,4 +86,4 @@ def schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
     updates, z, v = map_leaves(leaf_step, 3, grads, params, *slots)
     return updates, ScheduleFreeSlots(z, v)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)

@@ -47,7 +47,7 @@ def sgd_update_step(momentum: Any = 0.0, nesterov: bool = False) -> UpdateStep:
       updates = velocity
     return updates, SGDSlots(velocity)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_keras_base_arguments(learning_rate=0.01)

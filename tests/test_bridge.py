@@ -280,9 +280,12 @@ def test_one_xla_call_traced_once(optimizer):
   optimizer = optimizer()
   initial, gradients = problem(sparse=False)
   keras_trajectory(optimizer, initial, gradients[:3])
-  (step,) = optimizer._fused._steps.values()  # pylint: disable=protected-access
+  steps = optimizer._fused._steps  # pylint: disable=protected-access
+  (step,) = [step for key, step in steps.items() if key[0] != "apply"]
+  (apply,) = [step for key, step in steps.items() if key[0] == "apply"]
   assert xla_call_module_count(step) == 1
   assert step.experimental_get_tracing_count() == 1
+  assert apply.experimental_get_tracing_count() == 1
 
 
 def test_a_variable_without_gradient_is_skipped():

@@ -314,6 +314,35 @@ class FusedTransform:
       self._steps[key] = _convert(self._jax_step(present, masked))
     return self._steps[key]
 
+  def compiled_apply(self, present: tuple[bool, ...],
+                     masked: tuple[bool, ...]):
+    """`converted_step` with the variables read and assigned inside one
+    `tf.function(jit_compile=True)`, cached per signature.
+
+    `apply(variables, grads, state_variables, learning_rate, row_masks)`.
+    Compiled together, XLA updates the variables' buffers in place; the
+    converted step alone would write new tensors that the assignments then
+    take over, an extra pass over memory (measured: 1.6x slower on CPU).
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    key = ("apply", present, masked)
+    if key not in self._steps:
+      step = self.converted_step(present, masked)
+
+      @tf.function(jit_compile=True, autograph=False)
+      def apply(variables, grads, state_variables, learning_rate, row_masks):
+        new_params, new_state = step(
+            [v.read_value() for v in variables], grads,
+            [s.read_value() for s in state_variables], learning_rate,
+            row_masks)
+        for variable, value in zip([*variables, *state_variables],
+                                   [*new_params, *new_state]):
+          variable.assign(value)
+        # An output, so that graphs can depend on the update having run.
+        return tf.constant(True)
+      self._steps[key] = apply
+    return self._steps[key]
+
   def jitted_step(self, present: tuple[bool, ...]):
     """The fused step as a jitted JAX function (Keras 3's JAX backend)."""
     key = ("jax", present)
@@ -377,14 +406,9 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
 
   def update_on_device(_, variables, grads, state_variables, learning_rate):
     dense, masks, masked = dense_gradients(grads, variables, fused.lazy_sparse)
-    step = fused.converted_step(present, masked)
-    new_params, new_state = step(
-        [tf.convert_to_tensor(v) for v in variables], dense,
-        [tf.convert_to_tensor(s) for s in state_variables],
+    return fused.compiled_apply(present, masked)(
+        list(variables), dense, list(state_variables),
         tf.cast(learning_rate, tf.float32), masks)
-    return tf.group(
-        [v.assign(value) for v, value in zip(variables, new_params)]
-        + [s.assign(value) for s, value in zip(state_variables, new_state)])
 
   return distribution.extended.update(
       variables[0], update_on_device,

@@ -153,7 +153,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       import tensorflow as tf  # pylint: disable=import-outside-toplevel
       indices = [self._get_variable_index(v) for v in trainable_variables]
       grads_and_vars = self._all_reduce_sum_gradients(
-          list(zip(grads, [v.value for v in trainable_variables])))
+          list(zip(grads, [_tf_variable(v) for v in trainable_variables])))
       aligned = [None] * len(self._trainable_variables)
       for index, (grad, _) in zip(indices, grads_and_vars):
         aligned[index] = grad
@@ -184,7 +184,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def _fused_update(self, distribution, grads, learning_rate):
       return _fused.apply_fused(
           self._fused, distribution,
-          [v.value for v in self._trainable_variables],
+          [_tf_variable(v) for v in self._trainable_variables],
           grads, [s.value for s in self._state_variables], learning_rate)
 
     def _built_variables(self):
@@ -205,6 +205,13 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       factory, default_rate, own_defaults, base_defaults, host_arguments)
   return keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
+
+
+def _tf_variable(variable: Any) -> Any:
+  """The `tf.Variable` behind a Keras variable; a plain one as it is (Keras
+  3 optimizers accept both)."""
+  import keras  # pylint: disable=import-outside-toplevel
+  return variable.value if isinstance(variable, keras.Variable) else variable
 
 
 def _learning_rate_of(optimizer: Any) -> Any:

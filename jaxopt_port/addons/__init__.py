@@ -66,7 +66,8 @@ def _with_decoupled_decay(step: UpdateStep, weight_decay: Any,
                                  learning_rate, iteration)
     return jax.tree.map(jnp.add, decay, updates), slots
 
-  return UpdateStep(step.build, update)
+  return UpdateStep(step.build, update, elementwise=(
+      step.elementwise and not exclude_from_weight_decay))
 
 
 def decoupled_weight_decay(factory: Callable[..., optax.GradientTransformation]
@@ -280,7 +281,7 @@ def rectified_adam(beta_1: float = 0.9, beta_2: float = 0.999,
     vhat = vhat if amsgrad else None
     return updates, RectifiedAdamSlots(m, v, vhat)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class YogiSlots(NamedTuple):
@@ -371,7 +372,7 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
                                zeros if params is None else params)
     return updates, YogiSlots(v, m if with_momentum else None)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class NovoGradSlots(NamedTuple):
@@ -490,7 +491,7 @@ def cocob(alpha: float = 100.0) -> UpdateStep:
     updates, *fields = map_leaves(leaf_step, 6, grads, *slots)
     return updates, COCOBSlots(*fields)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 def _top_singular_direction(g: jax.Array) -> jax.Array:

@@ -92,7 +92,7 @@ def momentum(momentum: float, use_nesterov: bool = False) -> UpdateStep:  # pyli
 
     return jax.tree.map(step, grads, accumulator), MomentumSlots(accumulator)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class AdamSlots(NamedTuple):
@@ -149,7 +149,7 @@ def adam(beta1: float = 0.9, beta2: float = 0.999,
         m, v, slots.beta1_power * jnp.asarray(beta1, jnp.float32),
         slots.beta2_power * jnp.asarray(beta2, jnp.float32))
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class AdagradSlots(NamedTuple):
@@ -228,7 +228,7 @@ def adagrad_da(initial_gradient_squared_accumulator_value: float = 0.1,
                            squares)
     return updates, AdagradDASlots(sums, squares)
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 class AdadeltaSlots(NamedTuple):
@@ -340,7 +340,7 @@ def proximal_adagrad_update_step(initial_accumulator_value: Any, l1: Any,
     return (jax.tree.map(step, params, grads, accumulator),
             AdagradSlots(accumulator))
 
-  return UpdateStep(build, update)
+  return UpdateStep(build, update, elementwise=True)
 
 
 @with_tf1_arguments()
@@ -401,4 +401,4 @@ def proximal_gradient_descent(l1_regularization_strength: float = 0.0,
 
     return jax.tree.map(step, params, grads), slots
 
-  return UpdateStep(lambda params: (), update)
+  return UpdateStep(lambda params: (), update, elementwise=True)

@@ -1,0 +1,58 @@
+"""benchmarks/run.py --quick runs and writes valid results (no timing is
+asserted: benchmarks are not tests)."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIELDS = {"shape", "parameters", "algorithm", "implementation", "device",
+          "median_seconds", "min_seconds", "repeats", "first_call_seconds",
+          "bytes_moved", "bandwidth_gb_per_s", "roofline_fraction"}
+
+
+def test_quick_run_writes_json_markdown_and_plot(tmp_path):
+  completed = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick",
+       "--out", str(tmp_path)], capture_output=True, text=True, check=False,
+      timeout=900)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  with open(tmp_path / "results.json", encoding="utf-8") as f:
+    results = json.load(f)
+  records = results["records"]
+  assert {r["shape"] for r in records} == {"10x250k", "100x10k",
+                                            "transformer-2x256"}
+  for record in records:
+    assert set(record) == FIELDS, record
+    assert record["median_seconds"] > 0 and record["roofline_fraction"] > 0
+  implementations = {(r["shape"], r["algorithm"]): set() for r in records}
+  for record in records:
+    implementations[record["shape"], record["algorithm"]].add(
+        record["implementation"])
+  everything = {"roofline", "optax", "jaxopt_port", "jaxopt_port.packed",
+                "keras3", "tf_keras.legacy", "tf_bridge", "tf_bridge.legacy"}
+  for shape in ("10x250k", "100x10k", "transformer-2x256"):
+    assert implementations[shape, "adam"] == everything
+    # Lamb: not elementwise, so no packed column; legacy has no Lamb.
+    assert implementations[shape, "lamb"] == everything - {
+        "jaxopt_port.packed", "tf_keras.legacy"}
+  # Adam moves 7 float32 passes over the parameters.
+  adam = next(r for r in records if r["algorithm"] == "adam")
+  assert adam["bytes_moved"] == 28 * adam["parameters"]
+  assert {m["implementation"] for m in results["memory"]} == everything
+  assert all(m["peak_mb"] >= m["optimizer_peak_mb"] > 0
+             for m in results["memory"])
+  assert set(results["fit"]) == {"keras3", "tf_keras.legacy", "tf_bridge",
+                                 "tf_bridge.legacy"}
+  # Bridged and native Adam train the same model to the same loss.
+  fit = results["fit"]
+  assert abs(fit["tf_bridge"]["final_loss"]
+             - fit["keras3"]["final_loss"]) < 1e-3
+  assert abs(fit["tf_bridge.legacy"]["final_loss"]
+             - fit["tf_keras.legacy"]["final_loss"]) < 1e-3
+  with open(tmp_path / "results.png", "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+  markdown = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
+  assert "<!-- results:begin -->" in markdown
+  assert "| adam | " in markdown and "Targets:" in markdown
