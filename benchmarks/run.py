@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -24,12 +25,11 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import jax  # pylint: disable=wrong-import-position
-import jax.numpy as jnp  # pylint: disable=wrong-import-position
 import numpy as np  # pylint: disable=wrong-import-position
 import optax  # pylint: disable=wrong-import-position
 
@@ -295,18 +295,22 @@ def _peak_rss_mb() -> float:
   return _status_mb("VmHWM")
 
 
-def _rss_mb() -> float:
+def _reset_peak_mb() -> float:
+  """Resets the peak to the current resident memory, which it returns (the
+  setup's own transient peak must not hide the optimizer's)."""
+  with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
+    clear_refs.write("5")
   return _status_mb("VmRSS")
 
 
 def worker_memory(implementation, algorithm, shapes, steps) -> dict:
-  """Peak resident memory of `steps` steps (first call included), over the
-  process's memory once the params and gradients exist."""
+  """Peak resident memory of `steps` steps (first call included), and its
+  rise over the process's memory once the params and gradients exist."""
   if implementation in JAX_IMPLEMENTATIONS:
     made = jax_step(implementation, algorithm, shapes)
     step, carry, grads = made
     jax.block_until_ready(carry)
-    baseline = _rss_mb()
+    baseline = _reset_peak_mb()
     for _ in range(steps):
       carry = step(*carry, grads)
       jax.block_until_ready(carry)
@@ -317,16 +321,16 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
     constants = [tf.constant(value) for value in grads.values()]
     del params, grads
     run = tf_step(implementation, algorithm, variables, constants)
-    baseline = _rss_mb()
+    baseline = _reset_peak_mb()
     for _ in range(steps):
       run()
   return {"baseline_mb": baseline, "peak_mb": _peak_rss_mb(),
           "optimizer_peak_mb": _peak_rss_mb() - baseline}
 
 
-def worker_fit(implementation, samples, epochs) -> dict:
-  """`model.fit` of a small CNN on seeded synthetic 28x28 images with Adam:
-  steps per second over the epochs after the first (compilation)."""
+def cnn_model(implementation: str, samples: int):
+  """A small CNN compiled with `implementation`'s Adam, and seeded synthetic
+  28x28 images with labels."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   legacy = implementation in ("tf_keras.legacy", "tf_bridge.legacy")
   if legacy:
@@ -348,23 +352,38 @@ def worker_fit(implementation, samples, epochs) -> dict:
   model.compile(optimizer=tf_optimizer(implementation, "adam"),
                 loss=keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True))
-  epoch_times = []
+  return model, x, y
 
-  class Timer(keras.callbacks.Callback):
 
-    def on_epoch_begin(self, epoch, logs=None):
-      self.start = time.perf_counter()
+FIT_BATCH = 32
 
-    def on_epoch_end(self, epoch, logs=None):
-      epoch_times.append(time.perf_counter() - self.start)
-  batch_size = 32
-  history = model.fit(x, y, batch_size=batch_size, epochs=epochs, verbose=0,
-                      callbacks=[Timer()])
-  steps = -(-samples // batch_size)
-  return {"steps_per_second": steps * (epochs - 1) / sum(epoch_times[1:]),
-          "first_epoch_seconds": epoch_times[0],
-          "final_loss": float(history.history["loss"][-1]),
-          "peak_mb": _peak_rss_mb()}
+
+def measure_fit(samples: int, rounds: int) -> dict:
+  """`model.fit` steps per second with native and bridged Adam: one epoch
+  of each model in turn, `rounds` times; the median over the epochs after
+  the first (which compiles)."""
+  models = {name: cnn_model(name, samples) for name in TF_IMPLEMENTATIONS}
+  epochs = {name: [] for name in models}
+  losses = {}
+  for _ in range(rounds):
+    for name, (model, x, y) in models.items():
+      start = time.perf_counter()
+      history = model.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
+      epochs[name].append(time.perf_counter() - start)
+      losses[name] = float(history.history["loss"][-1])
+  steps = -(-samples // FIT_BATCH)
+  return {name: {"steps_per_second": steps / float(np.median(times[1:])),
+                 "epoch_steps_per_second": [steps / t for t in times[1:]],
+                 "first_epoch_seconds": times[0],
+                 "final_loss": losses[name]}
+          for name, times in epochs.items()}
+
+
+def worker_fit_memory(implementation: str, samples: int) -> dict:
+  """Peak resident memory of a two-epoch training run."""
+  model, x, y = cnn_model(implementation, samples)
+  model.fit(x, y, batch_size=FIT_BATCH, epochs=2, verbose=0)
+  return {"peak_mb": _peak_rss_mb()}
 
 
 def in_subprocess(task: dict) -> dict:
@@ -384,8 +403,7 @@ def run_worker(task: dict) -> None:
     result = worker_memory(task["implementation"], task["algorithm"],
                            [tuple(s) for s in task["shapes"]], task["steps"])
   else:
-    result = worker_fit(task["implementation"], task["samples"],
-                        task["epochs"])
+    result = worker_fit_memory(task["implementation"], task["samples"])
   print(json.dumps(result))
 
 
@@ -489,7 +507,7 @@ def markdown(records, memory, fits, settings) -> str:
                      if any(r["implementation"] == i for r in records)]
   out = [f"### {device}", "",
          f"Run of {settings['date']} ({settings['mode']}; jax "
-         f"{jax.__version__}, optax {optax.__version__}"
+         f"{settings['jax']}, optax {settings['optax']}"
          + (f", tensorflow {settings['tensorflow']}"
             if settings.get("tensorflow") else "") + "). Median step time "
          f"of {settings['repeats']} interleaved repeats after 2 warm-up "
@@ -540,8 +558,9 @@ def markdown(records, memory, fits, settings) -> str:
     out += [f"| {m['implementation']} | {m['peak_mb']:.0f} | "
             f"{m['optimizer_peak_mb']:.0f} |" for m in memory]
   if fits:
-    out += ["", "#### model.fit: small CNN, Adam, batch 32", "",
-            "| optimizer | steps/s | first epoch (s) | final loss | "
+    out += ["", "#### model.fit: small CNN, Adam, batch 32 (epochs "
+            "interleaved; peak RSS of a 2-epoch run in a fresh process)", "",
+            "| optimizer | steps/s (median) | first epoch (s) | final loss | "
             "peak RSS (MB) |", "|---|---|---|---|---|"]
     out += [f"| {name} | {f['steps_per_second']:.1f} | "
             f"{f['first_epoch_seconds']:.1f} | {f['final_loss']:.4f} | "
@@ -602,12 +621,8 @@ def write_results(path: str, block: str) -> None:
 # ----------------------------------------------------------------- main --
 
 def has_tensorflow() -> bool:
-  try:
-    import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
-    import tf_bridge  # pylint: disable=import-outside-toplevel,unused-import
-  except ImportError:
-    return False
-  return True
+  return all(importlib.util.find_spec(name) is not None
+             for name in ("tensorflow", "tf_keras", "keras"))
 
 
 def main(argv=None) -> int:
@@ -622,6 +637,9 @@ def main(argv=None) -> int:
   parser.add_argument("--algorithms", nargs="*", choices=ALGORITHMS)
   parser.add_argument("--no-tf", action="store_true",
                       help="leave out the TensorFlow columns")
+  parser.add_argument("--report", metavar="RESULTS_JSON",
+                      help="only write RESULTS.md and the plot from a "
+                      "results.json")
   parser.add_argument("--worker", help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   if args.worker:
@@ -629,6 +647,11 @@ def main(argv=None) -> int:
     return 0
   out = args.out or os.path.join(HERE, "quick" if args.quick else "")
   os.makedirs(out, exist_ok=True)
+  if args.report:
+    with open(args.report, encoding="utf-8") as f:
+      results = json.load(f)
+    report(out, results)
+    return 0
   shapes = shape_sets(args.quick)
   if args.shapes:
     shapes = {name: shapes[name] for name in args.shapes}
@@ -662,25 +685,34 @@ def main(argv=None) -> int:
                    "algorithm": "adam", "shape": memory_shape, "steps": 3})
   fits = {}
   if with_tf:
+    samples = 512 if args.quick else 2048
+    fits = measure_fit(samples, 3 if args.quick else 8)
     for implementation in TF_IMPLEMENTATIONS:
-      fits[implementation] = in_subprocess(
+      fits[implementation].update(in_subprocess(
           {"kind": "fit", "implementation": implementation,
-           "samples": 1024 if args.quick else 4096,
-           "epochs": 2 if args.quick else 3})
+           "samples": samples}))
   settings = {"date": datetime.date.today().isoformat(),
               "mode": "--quick" if args.quick else "full run",
-              "repeats": repeats}
+              "repeats": repeats, "jax": jax.__version__,
+              "optax": optax.__version__}
   if with_tf:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     settings["tensorflow"] = tf.__version__
+  results = {"device": device, "settings": settings, "records": records,
+             "memory": memory, "fit": fits}
   with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
-    json.dump({"device": device, "settings": settings, "records": records,
-               "memory": memory, "fit": fits}, f, indent=1)
-  plot(records, os.path.join(out, "results.png"))
-  block = markdown(records, memory, fits, settings)
-  write_results(os.path.join(out, "RESULTS.md"), block)
-  print(block)
+    json.dump(results, f, indent=1)
+  print(report(out, results))
   return 0
+
+
+def report(out: str, results: dict) -> str:
+  """Writes the plot and RESULTS.md's generated block; returns the block."""
+  plot(results["records"], os.path.join(out, "results.png"))
+  block = markdown(results["records"], results["memory"], results["fit"],
+                   results["settings"])
+  write_results(os.path.join(out, "RESULTS.md"), block)
+  return block
 
 
 if __name__ == "__main__":

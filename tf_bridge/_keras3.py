@@ -10,6 +10,7 @@ fused XLA call.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from typing import Any, Callable
 
@@ -30,14 +31,16 @@ def _constant(value: np.ndarray):
   return initializer
 
 
-def _eager_values(variables) -> list[np.ndarray]:
-  """The variables' values, also when the build happens in a tf.function."""
+def _outside_functions():
+  """`tf.init_scope()` on the TensorFlow backend: a build traced inside a
+  `tf.function` must create its variables eagerly, or their initial values
+  become constants of the traced graph (memory the size of the state, held
+  by the function)."""
   import keras  # pylint: disable=import-outside-toplevel
   if keras.backend.backend() != "tensorflow":
-    return [keras.ops.convert_to_numpy(v) for v in variables]
+    return contextlib.nullcontext()
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  with tf.init_scope():
-    return [keras.ops.convert_to_numpy(v) for v in variables]
+  return tf.init_scope()
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
@@ -117,10 +120,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def build(self, variables):
       if self.built:
         return
+      with _outside_functions():
+        self._build_eagerly(variables)
+
+    def _build_eagerly(self, variables):
       super().build(variables)
       leaves = self._fused.initial_state(
           _fused.unique_keys([getattr(v, "path", v.name) for v in variables]),
-          _eager_values(variables))
+          [keras.ops.convert_to_numpy(v) for v in variables])
       self._state_variables = []
       for leaf in leaves:
         reference = None if leaf.slot_of is None else variables[leaf.slot_of]
