@@ -21,7 +21,7 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   with open(tmp_path / "results.json", encoding="utf-8") as f:
     results = json.load(f)
   records = results["records"]
-  assert {r["shape"] for r in records} == {"10x250k", "100x10k",
+  assert {r["shape"] for r in records} == {"10x250k", "50x10k",
                                             "transformer-2x256"}
   for record in records:
     assert set(record) == FIELDS, record
@@ -32,7 +32,7 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
         record["implementation"])
   everything = {"roofline", "optax", "jaxopt_port", "jaxopt_port.packed",
                 "keras3", "tf_keras.legacy", "tf_bridge", "tf_bridge.legacy"}
-  for shape in ("10x250k", "100x10k", "transformer-2x256"):
+  for shape in ("10x250k", "50x10k", "transformer-2x256"):
     assert implementations[shape, "adam"] == everything
     # Lamb: not elementwise, so no packed column; legacy has no Lamb.
     assert implementations[shape, "lamb"] == everything - {

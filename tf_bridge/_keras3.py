@@ -143,16 +143,20 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         self._state_variables.append(variable)
 
     def _apply_weight_decay(self, variables):
+      del variables  # Inside the fused step, one pass less over memory.
+
+    def _decay_rates(self, trainable_variables):
+      """Keras's weight decay rate for each built variable (0 without a
+      gradient, or excluded): `weight_decay`, or the update step's own rates
+      (Muon's `adam_weight_decay`); None when nothing decays."""
       rates = self._fused.weight_decay_rates()
-      if rates is None:
-        return super()._apply_weight_decay(variables)
-      for variable in variables:
-        rate = rates[self._get_variable_index(variable)]
+      decay = [0.0] * len(self._trainable_variables)
+      for variable in trainable_variables:
+        index = self._get_variable_index(variable)
+        rate = self.weight_decay if rates is None else rates[index]
         if rate and self._use_weight_decay(variable):
-          lr = keras.ops.cast(self.learning_rate, variable.dtype)
-          variable.assign(
-              variable - variable * keras.ops.cast(rate, variable.dtype) * lr)
-      return None
+          decay[index] = float(rate)
+      return tuple(decay) if any(decay) else None
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
       if keras.backend.backend() == "jax":
@@ -166,7 +170,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         aligned[index] = grad
       tf.__internal__.distribute.interim.maybe_merge_call(
           self._fused_update, self._distribution_strategy, aligned,
-          learning_rate)
+          learning_rate, self._decay_rates(trainable_variables))
 
     def _jax_update_step(self, grads, trainable_variables, learning_rate):
       """On Keras 3's JAX backend the transform runs directly, jitted."""
@@ -176,7 +180,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         aligned[self._get_variable_index(variable)] = grad
       present = tuple(g is not None for g in aligned)
       params = [v.value for v in self._trainable_variables]
-      step = self._fused.jitted_step(present)
+      step = self._fused.jitted_step(
+          present, self._decay_rates(trainable_variables))
       new_params, new_state = step(
           params,
           [jnp.zeros_like(p) if g is None else jnp.asarray(g, p.dtype)
@@ -188,11 +193,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       for variable, value in zip(self._state_variables, new_state):
         variable.assign(value)
 
-    def _fused_update(self, distribution, grads, learning_rate):
+    def _fused_update(self, distribution, grads, learning_rate, decay):
       return _fused.apply_fused(
           self._fused, distribution,
           [_tf_variable(v) for v in self._trainable_variables],
-          grads, [s.value for s in self._state_variables], learning_rate)
+          grads, [s.value for s in self._state_variables], learning_rate,
+          decay)
 
     def _built_variables(self):
       return self._trainable_variables
