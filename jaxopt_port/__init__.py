@@ -31,10 +31,11 @@ from jaxopt_port._sgd import sgd
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "UpdateStep", "adadelta", "addons", "adafactor",
-    "adagrad", "adagrad_decay", "adam", "adamax", "adamw",
-    "centered_momentum_sgd", "ftrl", "keras_transform", "lamb", "legacy",
-    "legacy_transform", "lion", "momentum_sgd", "multi_optimizer", "muon",
-    "nadam", "PackedTree", "pack", "packed", "rmsprop", "schedule_free_adamw", "schedules", "sgd", "tf1",
-    "unpack", "vanilla_sgd", "with_keras_base_arguments", "with_legacy_base_arguments",
+    "KerasState", "LegacyState", "PackedTree", "UpdateStep", "adadelta",
+    "addons", "adafactor", "adagrad", "adagrad_decay", "adam", "adamax",
+    "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "lamb",
+    "legacy", "legacy_transform", "lion", "momentum_sgd", "multi_optimizer",
+    "muon", "nadam", "pack", "packed", "rmsprop", "schedule_free_adamw",
+    "schedules", "sgd", "tf1", "unpack", "vanilla_sgd",
+    "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -149,10 +149,10 @@ def packed(transform: optax.GradientTransformation, *,
     raise ValueError(
         "packed() runs the transform on one flat buffer per dtype, which "
         "gives its numbers only if it updates each element on its own, and "
-        "this transform is not known to. jaxopt_port's elementwise optimizers are (not Lamb, "
-        "Adafactor, Muon, NovoGrad, ConditionalGradient, or any with "
-        "`clipnorm`); for a transform you know to be elementwise, pass "
-        "assume_elementwise=True.")
+        "this transform is not known to. jaxopt_port's elementwise "
+        "optimizers are (not Lamb, Adafactor, Muon, NovoGrad, "
+        "ConditionalGradient, or any with `clipnorm`); for a transform you "
+        "know to be elementwise, pass assume_elementwise=True.")
 
   def init_fn(params):
     return transform.init(_packed(params))

@@ -25,7 +25,7 @@ def test_the_tables_list_the_hooks_the_issue_names():
           "_backend_update_step", "_create_slots", "_resource_apply_dense",
           "_resource_apply_sparse", "_set_hyper", "_get_hyper",
           "_prepare_local", "_distributed_apply"} <= named
-  assert len(ROWS) == 21
+  assert len(ROWS) == 22
 
 
 @pytest.mark.parametrize("cls,row", ROWS, ids=[row.split("(")[0] + (
