@@ -261,15 +261,20 @@ def tf_step(implementation, algorithm, variables, grads):
   return lambda: step()  # Returns nothing: the assignments are the work.
 
 
-def measure_tf(shape_name, shapes, algorithm, repeats, device):
+def tf_problem(shapes):
+  """Fresh variables and constant gradients for `shapes`."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   params, grads = _params_and_grads(shapes)
+  return ([tf.Variable(value) for value in params.values()],
+          [tf.constant(value) for value in grads.values()])
+
+
+def measure_tf(shape_name, shapes, algorithm, repeats, device):
+  """Runs in a worker process (see `tf_worker_batches`)."""
   # Every implementation updates its own copy of the variables.
   runners, first_calls = {}, {}
   for implementation in TF_IMPLEMENTATIONS:
-    variables = [tf.Variable(value) for value in params.values()]
-    constants = [tf.constant(value) for value in grads.values()]
-    run = tf_step(implementation, algorithm, variables, constants)
+    run = tf_step(implementation, algorithm, *tf_problem(shapes))
     if run is None:
       continue
     start = time.perf_counter()
@@ -280,7 +285,27 @@ def measure_tf(shape_name, shapes, algorithm, repeats, device):
                   time_interleaved(runners, repeats), first_calls)
 
 
-# ----------------------------------------- subprocesses: memory and fit --
+# ------------------------------------ subprocesses: TF, memory and fit --
+
+# A process that has run TensorFlow optimizers keeps about their state's
+# size in memory after they are gone (native Keras as much as the bridge),
+# so TF timings run in workers, each with at most this many parameters
+# summed over its jobs. One worker per job would cost the quick run a
+# minute of TensorFlow imports.
+TF_WORKER_PARAMETERS = 30_000_000
+
+
+def tf_worker_batches(jobs: list[dict]) -> list[list[dict]]:
+  batches, size = [], TF_WORKER_PARAMETERS
+  for job in jobs:
+    job_size = _size(job["shapes"])
+    if size + job_size > TF_WORKER_PARAMETERS:
+      batches.append([])
+      size = 0
+    batches[-1].append(job)
+    size += job_size
+  return batches
+
 
 def _status_mb(field: str) -> float:
   """A memory figure of this process from /proc/self/status (Linux).
@@ -315,12 +340,7 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
       carry = step(*carry, grads)
       jax.block_until_ready(carry)
   else:
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    params, grads = _params_and_grads(shapes)
-    variables = [tf.Variable(value) for value in params.values()]
-    constants = [tf.constant(value) for value in grads.values()]
-    del params, grads
-    run = tf_step(implementation, algorithm, variables, constants)
+    run = tf_step(implementation, algorithm, *tf_problem(shapes))
     baseline = _reset_peak_mb()
     for _ in range(steps):
       run()
@@ -386,20 +406,25 @@ def worker_fit_memory(implementation: str, samples: int) -> dict:
   return {"peak_mb": _peak_rss_mb()}
 
 
-def in_subprocess(task: dict) -> dict:
-  """Runs `task` in a fresh interpreter (peak memory is per process)."""
+def in_subprocess(task: dict):
+  """Runs `task` in a fresh interpreter: peak memory is per process, and
+  nothing a measurement leaves behind reaches the next one."""
   output = subprocess.run(
       [sys.executable, os.path.abspath(__file__), "--worker",
        json.dumps(task)], capture_output=True, text=True, check=False)
   lines = [line for line in output.stdout.splitlines()
-           if line.startswith("{")]
+           if line.startswith(("{", "["))]
   if output.returncode != 0 or not lines:
     raise RuntimeError(f"benchmark worker {task} failed:\n{output.stderr}")
   return json.loads(lines[-1])
 
 
 def run_worker(task: dict) -> None:
-  if task["kind"] == "memory":
+  if task["kind"] == "tf-timing":
+    result = [record for job in task["jobs"] for record in measure_tf(
+        job["shape_name"], [tuple(s) for s in job["shapes"]],
+        job["algorithm"], task["repeats"], task["device"])]
+  elif task["kind"] == "memory":
     result = worker_memory(task["implementation"], task["algorithm"],
                            [tuple(s) for s in task["shapes"]], task["steps"])
   else:
@@ -674,17 +699,29 @@ def main(argv=None) -> int:
   records = []
   print(f"{device}; shapes {list(shapes)}; algorithms {algorithms}; "
         f"TensorFlow columns: {with_tf}", flush=True)
+  def progress(shape_name, algorithm, new_records):
+    print(f"  {shape_name} {algorithm}: " + ", ".join(
+        f"{r['implementation']} {r['median_seconds'] * 1e3:.1f} ms"
+        for r in new_records), flush=True)
+  tf_jobs = []
   for shape_name, shape in shapes.items():
     for algorithm in algorithms:
-      records += measure_jax(shape_name, shape, algorithm, repeats, device)
+      new_records = measure_jax(shape_name, shape, algorithm, repeats, device)
+      progress(shape_name, algorithm, new_records)
+      records += new_records
       # On many small variables the TensorFlow implementations take minutes
       # to trace each (Keras 3's own Adam too): Adam alone stands for them.
       if with_tf and (len(shape) <= 500 or algorithm == "adam"):
-        records += measure_tf(shape_name, shape, algorithm, repeats, device)
-      print(f"  {shape_name} {algorithm}: " + ", ".join(
-          f"{r['implementation']} {r['median_seconds'] * 1e3:.1f} ms"
-          for r in records if r["shape"] == shape_name
-          and r["algorithm"] == algorithm), flush=True)
+        tf_jobs.append({"shape_name": shape_name, "shapes": shape,
+                        "algorithm": algorithm})
+  for jobs in tf_worker_batches(tf_jobs):
+    new_records = in_subprocess({"kind": "tf-timing", "jobs": jobs,
+                                 "repeats": repeats, "device": device})
+    for job in jobs:
+      progress(job["shape_name"], job["algorithm"],
+               [r for r in new_records if r["shape"] == job["shape_name"]
+                and r["algorithm"] == job["algorithm"]])
+    records += new_records
   records = with_roofline_fractions(records)
   memory_shape = next(iter(shapes))
   memory = []
