@@ -23,6 +23,7 @@ from jaxopt_port._lion import lion
 from jaxopt_port._multi_optimizer import multi_optimizer
 from jaxopt_port._muon import muon
 from jaxopt_port._nadam import nadam
+from jaxopt_port._nonfinite import SkipNonfiniteState, skip_nonfinite
 from jaxopt_port._packed import PackedTree, pack, packed, unpack
 from jaxopt_port._rmsprop import rmsprop
 from jaxopt_port._schedule_free import schedule_free_adamw
@@ -31,11 +32,12 @@ from jaxopt_port._sgd import sgd
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "PackedTree", "UpdateStep", "adadelta",
+    "KerasState", "LegacyState", "PackedTree", "SkipNonfiniteState",
+    "UpdateStep", "adadelta",
     "addons", "adafactor", "adagrad", "adagrad_decay", "adam", "adamax",
     "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "lamb",
     "legacy", "legacy_transform", "lion", "momentum_sgd", "multi_optimizer",
     "muon", "nadam", "pack", "packed", "rmsprop", "schedule_free_adamw",
-    "schedules", "sgd", "tf1", "unpack", "vanilla_sgd",
+    "schedules", "sgd", "skip_nonfinite", "tf1", "unpack", "vanilla_sgd",
     "with_keras_base_arguments", "with_legacy_base_arguments",
 ]

@@ -203,6 +203,7 @@ def clip_by_value(grads: optax.Updates, clipvalue: Any) -> optax.Updates:
 
 def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
                          name: str) -> None:
+  _checks.check_gradient_dtypes(grads, params)
   if params is not None:
     _checks.check_same_tree(params, grads, expected_name="params",
                             received_name="grads")
@@ -212,6 +213,42 @@ def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
     _checks.check_same_tree(param_shaped[0], grads,
                             expected_name=f"the {name} state",
                             received_name="grads")
+
+
+def _skipping_missing_gradients(init_fn, update_fn):
+  """`update_fn` where a None gradient leaf means "no gradient", as Keras
+  skips a variable without one: its update is zero and its state leaves
+  keep their values (counts still advance)."""
+  is_none = lambda x: x is None  # pylint: disable=unnecessary-lambda-assignment
+
+  def update_with_missing(grads, state, params=None, **extra_args):
+    leaves, treedef = jax.tree.flatten(grads, is_leaf=is_none)
+    if all(leaf is not None for leaf in leaves):
+      return update_fn(grads, state, params, **extra_args)
+    reference = params
+    if reference is None:
+      param_shaped = _param_shaped_trees(init_fn, state)
+      if not param_shaped:
+        raise ValueError("grads has None leaves (no gradient) and the state "
+                         "holds no copy of the params to fill them from: "
+                         "call update(grads, state, params).")
+      reference = param_shaped[0]
+    _checks.check_same_tree(reference, grads, expected_name="params",
+                            received_name="grads")
+    filled = treedef.unflatten([
+        jnp.zeros_like(like) if grad is None else grad
+        for grad, like in zip(leaves, treedef.flatten_up_to(reference))])
+    missing = treedef.unflatten([leaf is None for leaf in leaves])
+    updates, new_state = update_fn(filled, state, params, **extra_args)
+    updates = jax.tree.map(lambda u, m: jnp.zeros_like(u) if m else u,
+                           updates, missing)
+    keep = optax.tree_map_params(
+        init_fn, lambda _, m: m, new_state, missing,
+        transform_non_params=lambda _: False)
+    new_state = jax.tree.map(lambda k, new, old: old if k else new, keep,
+                             new_state, state)
+    return updates, new_state
+  return update_with_missing
 
 
 class _ParamsMarker:
@@ -388,7 +425,9 @@ def keras_transform(
         accumulated_gradients=accumulated, average=average)
 
   return _declared(update_step, clipnorm,
-                   optax.GradientTransformationExtraArgs(init_fn, update_fn))
+                   optax.GradientTransformationExtraArgs(
+                       init_fn, _skipping_missing_gradients(init_fn,
+                                                            update_fn)))
 
 
 def legacy_transform(
@@ -456,7 +495,9 @@ def legacy_transform(
     return updates, LegacyState(optax.safe_increment(iteration), slots)
 
   return _declared(update_step, clipnorm,
-                   optax.GradientTransformationExtraArgs(init_fn, update_fn))
+                   optax.GradientTransformationExtraArgs(
+                       init_fn, _skipping_missing_gradients(init_fn,
+                                                            update_fn)))
 
 
 def _declared(update_step: UpdateStep, clipnorm: Any,

@@ -98,14 +98,42 @@ def check_float_params(params: Any) -> None:
           "float64).")
 
 
+def check_gradient_dtypes(grads: Any, params: Any) -> None:
+  """Raises TypeError naming the first gradient that is not real floating
+  point, or whose dtype differs from its parameter's (`params` may be None).
+  None leaves (no gradient) pass."""
+  grads_with_paths = jax.tree_util.tree_flatten_with_path(
+      grads, is_leaf=lambda x: x is None)[0]
+  for path, grad in grads_with_paths:
+    dtype = getattr(grad, "dtype", None)
+    if grad is None or dtype is None and isinstance(grad, (int, float)):
+      continue  # No gradient; a Python scalar takes its parameter's dtype.
+    if dtype is None or not jnp.issubdtype(dtype, jnp.floating):
+      received = f"dtype {dtype}" if dtype is not None else type(grad).__name__
+      raise TypeError(
+          f"grads at {_name(path)} has {received}; gradients must be real "
+          "floating point (float16, bfloat16, float32, float64).")
+  if params is None:
+    return
+  for (path, grad), param in zip(grads_with_paths, jax.tree.leaves(params)):
+    if hasattr(grad, "dtype") and hasattr(param, "dtype") and (
+        grad.dtype != param.dtype):
+      raise TypeError(
+          f"grads at {_name(path)} has dtype {grad.dtype}, expected "
+          f"{param.dtype} as in params: cast the gradients to their "
+          "parameters' dtypes.")
+
+
 def check_same_tree(expected: Any, received: Any, *, expected_name: str,
                     received_name: str) -> None:
   """Raises ValueError naming the first path where two trees' layouts differ.
 
-  Both the tree structure and the leaf shapes are compared.
+  Both the tree structure and the leaf shapes are compared. A None leaf of
+  `received` (no gradient) stands for any leaf.
   """
   expected_leaves, expected_def = jax.tree_util.tree_flatten_with_path(expected)
-  received_leaves, received_def = jax.tree_util.tree_flatten_with_path(received)
+  received_leaves, received_def = jax.tree_util.tree_flatten_with_path(
+      received, is_leaf=lambda x: x is None)
   if expected_def != received_def:
     expected_paths = [_name(path) for path, _ in expected_leaves]
     received_paths = [_name(path) for path, _ in received_leaves]
@@ -129,6 +157,8 @@ def check_same_tree(expected: Any, received: Any, *, expected_name: str,
         f"{detail} ({len(received_paths)} leaves, expected "
         f"{len(expected_paths)}).")
   for (path, want), (_, got) in zip(expected_leaves, received_leaves):
+    if got is None:
+      continue
     want_shape, got_shape = jnp.shape(want), jnp.shape(got)
     if want_shape != got_shape:
       raise ValueError(

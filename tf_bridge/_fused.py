@@ -10,6 +10,7 @@ update runs through `jax2tf` as a single `XlaCallModule` op inside a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 from typing import Any, Callable, Sequence
@@ -19,7 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+import jaxopt_port
 from jaxopt_port import _base
+from jaxopt_port._nonfinite import all_finite
 
 # The arguments Keras's base classes take (and apply themselves).
 KERAS_BASE_ARGUMENTS = tuple(_base.KERAS_BASE_ARGUMENTS)
@@ -131,12 +134,13 @@ def deserialized_arguments(arguments: dict[str, Any],
   bridge's classes, never by evaluating anything."""
   resolved = {}
   for key, value in arguments.items():
-    if isinstance(value, dict) and set(value) == {"class_name", "config"}:
+    if isinstance(value, dict) and "class_name" in value:
       optimizer_class = registered(value["class_name"])
       if getattr(optimizer_class, "_fused_class", False) is not True:
         raise ValueError(
-            f"`{key}` names {value['class_name']!r}, which is not a "
-            "registered tf_bridge optimizer class.")
+            f"`{key}` holds a serialized object named "
+            f"{value['class_name']!r}: only a registered tf_bridge optimizer "
+            "may appear there (configs are plain data).")
       value = optimizer_class.from_config(value["config"])
     resolved[key] = value
   return resolved
@@ -205,9 +209,10 @@ class FusedTransform:
 
   def __init__(self, factory: Callable[..., Any], arguments: dict[str, Any],
                host_base_arguments: Sequence[str], host_wrapper: Any,
-               lazy_sparse: Any = False):
+               lazy_sparse: Any = False, skip_nonfinite: bool = False):
     self.lazy_sparse = (lazy_sparse(arguments) if callable(lazy_sparse)
                         else lazy_sparse)
+    self._skip_nonfinite = skip_nonfinite
     self._factory = factory
     self._arguments = dict(arguments)
     self._host_base_arguments = tuple(host_base_arguments)
@@ -223,6 +228,11 @@ class FusedTransform:
     self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
 
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
+    transform = self._algorithm(learning_rate)
+    return (jaxopt_port.skip_nonfinite(transform) if self._skip_nonfinite
+            else transform)
+
+  def _algorithm(self, learning_rate: Any) -> optax.GradientTransformation:
     factory = self._factory
     rate = {"learning_rate": learning_rate} if self._takes_learning_rate else {}
     if self._bare:
@@ -373,6 +383,17 @@ class FusedTransform:
       return jnp.where(mask, new, old)
 
     def step(params, grads, state_leaves, learning_rate, row_masks):
+      new_params, new_leaves = update(params, grads, state_leaves,
+                                      learning_rate, row_masks)
+      if self._skip_nonfinite:
+        # The transform keeps its state; the params (weight decay included)
+        # are kept here.
+        finite = all_finite([g for g, has in zip(grads, present) if has])
+        new_params = [jnp.where(finite, new, old)
+                      for new, old in zip(new_params, params)]
+      return new_params, new_leaves
+
+    def update(params, grads, state_leaves, learning_rate, row_masks):
       if decay is not None:
         params = [decayed(p, rate, learning_rate) if has and rate else p
                   for p, rate, has in zip(params, decay, present)]
@@ -428,6 +449,109 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
       variables[0], update_on_device,
       args=(list(variables), list(grads), list(state_variables),
             learning_rate), group=True)
+
+
+def check_gradients(class_name: str, grads: Sequence[Any],
+                    variables: Sequence[Any]) -> Any:
+  """Refuses gradients that cannot belong to `variables`, before anything
+  is assigned (so a failed step changes nothing).
+
+  Returns a context in which to run the step: in a graph, the step's ops
+  depend on the assertions there (below).
+
+  None gradients pass (Keras skips those variables with a warning).
+  Gradients of another floating dtype pass too: Keras casts them to the
+  variable's dtype. Out-of-range `tf.IndexedSlices` indices raise
+  ValueError when eager; in a graph an assertion raises InvalidArgumentError
+  when the step runs, before any of the step's ops (XLA-compiled graphs
+  drop assertions: there TensorFlow ignores such rows).
+  """
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if len(grads) != len(variables):
+    raise ValueError(
+        f"{class_name} got {len(grads)} gradients for {len(variables)} "
+        "variables: pass one gradient (or None) per variable.")
+  assertions = []
+  for grad, variable in zip(grads, variables):
+    if grad is None:
+      continue
+    label = f"Gradient of variable {_variable_name(variable)!r}"
+    values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
+    dtype = tf.as_dtype(getattr(values, "dtype", None) or
+                        tf.convert_to_tensor(values).dtype)
+    if not dtype.is_floating:
+      raise TypeError(f"{label} has dtype {dtype.name}; gradients must be "
+                      "real floating point.")
+    shape = tuple(variable.shape)
+    if isinstance(grad, tf.IndexedSlices):
+      assertions += _row_assertions(label, grad, shape)
+      continue
+    grad_shape = tf.TensorShape(values.shape)
+    if not grad_shape.is_compatible_with(shape):
+      raise ValueError(f"{label} has shape {tuple(grad_shape.as_list())}, "
+                       f"expected {shape} (the variable's shape).")
+  return (tf.control_dependencies(assertions) if assertions
+          else contextlib.nullcontext())
+
+
+def check_built_for(class_name: str, built: Sequence[Any],
+                    variables: Sequence[Any], key: Callable[[Any], Any]
+                    ) -> None:
+  """Refuses variables the optimizer was not built for (`key` identifies a
+  variable: Keras 3's `_var_key`, a `ref()` in legacy)."""
+  known = {key(v) for v in built}
+  unknown = [_variable_name(v) for v in variables if key(v) not in known]
+  if unknown:
+    raise ValueError(
+        f"{class_name} was built for {[_variable_name(v) for v in built]}; "
+        f"it cannot update {unknown}. Make a new optimizer for other "
+        "variables.")
+
+
+def check_saved_state(name: str, variables: Sequence[Any],
+                      saved: Sequence[Any]) -> None:
+  """Refuses saved optimizer variables that do not match `variables` in
+  number and shapes, before any is assigned."""
+  if len(saved) != len(variables):
+    raise ValueError(
+        f"The saved state of optimizer {name!r} holds {len(saved)} "
+        f"variables; the optimizer has {len(variables)} "
+        f"({[_variable_name(v) for v in variables]}). Was it saved from "
+        "another optimizer or for other model variables?")
+  for index, (variable, value) in enumerate(zip(variables, saved)):
+    if tuple(value.shape) != tuple(variable.shape):
+      raise ValueError(
+          f"The saved state of optimizer {name!r} does not match it: saved "
+          f"variable {index} has shape {tuple(value.shape)}, expected "
+          f"{tuple(variable.shape)} for {_variable_name(variable)!r}.")
+
+
+def _row_assertions(label: str, grad: Any, shape: tuple[int, ...]
+                    ) -> list[Any]:
+  """Checks that the rows of `grad`, a `tf.IndexedSlices`, exist in the
+  variable: now if eager, else as assertion ops to run first."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if not tf.TensorShape(grad.values.shape[1:]).is_compatible_with(shape[1:]):
+    raise ValueError(
+        f"{label} is a tf.IndexedSlices with rows of shape "
+        f"{tuple(grad.values.shape[1:])}, expected {shape[1:]} (the "
+        "variable's rows).")
+  message = (f"{label} is a tf.IndexedSlices with indices outside [0, "
+             f"{shape[0]}), the variable's rows")
+  if tf.executing_eagerly():
+    indices = grad.indices.numpy()
+    outside = indices[(indices < 0) | (indices >= shape[0])]
+    if outside.size:
+      raise ValueError(f"{message}: {sorted(set(outside.tolist()))}.")
+    return []
+  return [tf.debugging.assert_non_negative(grad.indices, message=message),
+          tf.debugging.assert_less(
+              grad.indices, tf.cast(shape[0], grad.indices.dtype),
+              message=message)]
+
+
+def _variable_name(variable: Any) -> str:
+  return getattr(variable, "path", None) or variable.name
 
 
 def dense_gradients(grads: Sequence[Any], variables: Sequence[Any],

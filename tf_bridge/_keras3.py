@@ -54,7 +54,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   Keras's base arguments (`weight_decay`, `clipnorm`, `clipvalue`,
   `global_clipnorm`, `use_ema`, `ema_momentum`, `ema_overwrite_frequency`,
   `loss_scale_factor`, `gradient_accumulation_steps`, `name`), which Keras's
-  base class applies as it does for its own optimizers. The class is
+  base class applies as it does for its own optimizers, and
+  `skip_nonfinite`: if True, a step whose gradients hold a NaN or an Inf
+  leaves the variables and the transform's state as they were and counts
+  itself in the optimizer variable `skipped_steps` (`jaxopt_port.skip_nonfinite`;
+  Keras's own `iterations`, EMA and accumulators still see the step). The class is
   registered with Keras (package `tf_bridge`), so `load_model` needs no
   `custom_objects`, and `get_config()` round-trips.
 
@@ -96,7 +100,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
 
-    def __init__(self, *args, name=None, **kwargs):
+    def __init__(self, *args, name=None, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
           _fused.bind_positional(class_name, positional, args, kwargs),
           keras.saving.get_registered_object)
@@ -110,12 +114,32 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
               **{k: kwargs.pop(k) for k in host_arguments if k in kwargs}}
       super().__init__(learning_rate=learning_rate, name=name, **base)
       self._arguments = {**own_defaults, **kwargs}
+      self._skip_nonfinite = bool(skip_nonfinite)
       self._fused = _fused.FusedTransform(
           factory, {**self._arguments, **base}, host_arguments,
-          jaxopt_port.keras_transform, lazy_sparse)
+          jaxopt_port.keras_transform, lazy_sparse, self._skip_nonfinite)
       # Builds the transform once so bad arguments fail here, as in Keras.
       self._fused.transform(learning_rate if isinstance(learning_rate, float)
                             else 0.001)
+
+    def apply(self, grads, trainable_variables=None):
+      grads = list(grads)
+      if trainable_variables is not None:
+        trainable_variables = list(trainable_variables)
+      variables = (self._trainable_variables if trainable_variables is None
+                   else trainable_variables)
+      checked = _fused.check_gradients(class_name, grads, variables)
+      if self.built:
+        _fused.check_built_for(class_name, self._trainable_variables,
+                               variables, key=self._var_key)
+      with checked:
+        return super().apply(grads, trainable_variables)
+
+    def load_own_variables(self, store):
+      # Keras warns and skips a mismatched store, or fails half-assigned.
+      _fused.check_saved_state(self.name, self.variables,
+                               [store[str(i)] for i in range(len(store))])
+      super().load_own_variables(store)
 
     def build(self, variables):
       if self.built:
@@ -206,6 +230,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def get_config(self):
       config = super().get_config()
       config.update(_fused.serialized_arguments(self._arguments))
+      if self._skip_nonfinite:
+        config["skip_nonfinite"] = True
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
@@ -257,4 +283,6 @@ def _constructor_signature(factory, rate, own, base_defaults, host_arguments
   parameters += [inspect.Parameter(k, keyword, default=v)
                  for k, v in {**own, **base}.items() if k not in positional]
   parameters.append(inspect.Parameter("name", keyword, default=None))
+  parameters.append(inspect.Parameter("skip_nonfinite", keyword,
+                                      default=False))
   return inspect.Signature(parameters)

@@ -28,7 +28,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   The constructor takes `learning_rate` (float, schedule or callable; the
   default is the factory's), the factory's other keyword arguments, and
   OptimizerV2's `name`, `lr`, `decay`, `clipnorm`, `clipvalue` and
-  `global_clipnorm`. Slots are created with `add_slot`, so `get_slot(var,
+  `global_clipnorm`, and `skip_nonfinite` (as in
+  `tf_bridge.keras_optimizer`; `iterations` still counts the step). Slots are created with `add_slot`, so `get_slot(var,
   "m")` works; the class is registered with tf_keras (package `tf_bridge`).
 
   Args:
@@ -51,7 +52,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
 
-    def __init__(self, *args, name=class_name, **kwargs):
+    def __init__(self, *args, name=class_name, skip_nonfinite=False,
+                 **kwargs):
       kwargs = _fused.deserialized_arguments(
           _fused.bind_positional(class_name, positional, args, kwargs),
           tf_keras.saving.get_registered_object)
@@ -66,18 +68,26 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._set_hyper("learning_rate", base.get("lr", learning_rate))
       self._set_hyper("decay", self._initial_decay)
       self._arguments = {**own_defaults, **kwargs}
+      self._skip_nonfinite = bool(skip_nonfinite)
       self._fused = _fused.FusedTransform(factory, {**self._arguments, **base},
                                           host_arguments,
                                           jaxopt_port.legacy_transform,
-                                          lazy_sparse)
-      self._fused.transform(0.001)  # Bad arguments fail here.
+                                          lazy_sparse, self._skip_nonfinite)
+      rate = base.get("lr", learning_rate)
+      # Bad arguments fail here.
+      self._fused.transform(rate if isinstance(rate, float) else 0.001)
       self._variables_built_for = None
+
+    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+      grads_and_vars = list(grads_and_vars)
+      with _fused.check_gradients(class_name, [g for g, _ in grads_and_vars],
+                                  [v for _, v in grads_and_vars]):
+        return super().apply_gradients(grads_and_vars, *args, **kwargs)
 
     def _create_slots(self, var_list):
       if self._variables_built_for is not None:
         return
       self._variables_built_for = list(var_list)
-      self._variable_refs = {v.ref() for v in var_list}
       with tf.init_scope():  # Slots may be created inside a tf.function.
         values = [v.numpy() for v in var_list]
       leaves = self._fused.initial_state(
@@ -105,12 +115,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       del apply_state, name
       variables = self._variables_built_for
       positions = {v.ref(): g for g, v in grads_and_vars}
-      unknown = [v.name for _, v in grads_and_vars
-                 if v.ref() not in self._variable_refs]
-      if unknown:
-        raise ValueError(
-            f"{class_name} was built for {[v.name for v in variables]}; it "
-            f"cannot update {unknown}.")
+      _fused.check_built_for(class_name, variables,
+                             [v for _, v in grads_and_vars],
+                             key=lambda v: v.ref())
       update = _fused.apply_fused(
           self._fused, distribution, variables,
           [positions.get(v.ref()) for v in variables], self._state_variables,
@@ -131,6 +138,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           "learning_rate": self._serialize_hyperparameter("learning_rate"),
           "decay": self._initial_decay,
           **_fused.serialized_arguments(self._arguments)})
+      if self._skip_nonfinite:
+        config["skip_nonfinite"] = True
       return config
 
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name

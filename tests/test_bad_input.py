@@ -1,0 +1,378 @@
+"""Malformed input to the JAX port and to both bridges: the exact error, and
+a failed step leaves every parameter and every state leaf as it was.
+
+(Invalid hyperparameters and mismatched trees of the JAX port are in
+test_errors.py.)
+"""
+
+import re
+import warnings
+
+import jax
+import jax.numpy as jnp
+import jaxopt_port
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+
+PARAMS = {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}
+GRADS = {"kernel": jnp.full((3, 2), 0.5), "bias": jnp.full(2, -0.25)}
+
+
+# ------------------------------------------------------------- JAX port --
+
+@pytest.mark.parametrize("make", [jaxopt_port.adam, jaxopt_port.legacy.adam,
+                                  lambda: jaxopt_port.tf1.adam(0.1),
+                                  jaxopt_port.addons.yogi],
+                         ids=["adam", "legacy.adam", "tf1.adam", "addons.yogi"])
+@pytest.mark.parametrize("kernel_grad,error,message", [
+    (jnp.ones((3, 2), jnp.complex64), TypeError,
+     "grads at ['kernel'] has dtype complex64; gradients must be real "
+     "floating point (float16, bfloat16, float32, float64)."),
+    (jnp.ones((3, 2), jnp.int32), TypeError,
+     "grads at ['kernel'] has dtype int32; gradients must be real floating"),
+    (jnp.ones((3, 2), jnp.bool_), TypeError,
+     "grads at ['kernel'] has dtype bool; gradients must be real floating"),
+    (jnp.ones((3, 2), jnp.bfloat16), TypeError,
+     "grads at ['kernel'] has dtype bfloat16, expected float32 as in params: "
+     "cast the gradients to their parameters' dtypes."),
+    (jnp.ones((2, 3)), ValueError,
+     "grads at ['kernel'] has shape (2, 3), expected (3, 2) as in params."),
+], ids=["complex", "int", "bool", "bfloat16", "shape"])
+def test_port_refuses_bad_gradients_before_any_work(make, kernel_grad, error,
+                                                    message):
+  """Refused while tracing, so a jitted update with donated state never
+  consumes the state it was given: the caller can retry with it."""
+  transform = make()
+  update = jax.jit(transform.update, donate_argnums=(1,))
+  state = jax.jit(transform.update)(GRADS, transform.init(PARAMS), PARAMS)[1]
+  before = jax.tree.map(np.array, state)
+  with pytest.raises(error, match=re.escape(message)):
+    update({**GRADS, "kernel": kernel_grad}, state, PARAMS)
+  jax.tree.map(np.testing.assert_array_equal, state, before)
+  update(GRADS, state, PARAMS)  # Not deleted by a donation.
+
+
+def test_port_refuses_string_gradients():
+  """(Under jit, JAX itself refuses a string array, naming grads['kernel'].)"""
+  transform = jaxopt_port.adam()
+  with pytest.raises(TypeError, match=re.escape(
+      "grads at ['kernel'] has dtype <U1; gradients must be real floating")):
+    transform.update({**GRADS, "kernel": np.full((3, 2), "g")},
+                     transform.init(PARAMS), PARAMS)
+
+
+@pytest.mark.parametrize("make", [
+    jaxopt_port.adam, jaxopt_port.legacy.rmsprop,
+    lambda: jaxopt_port.adamw(weight_decay=0.1), jaxopt_port.addons.yogi,
+    lambda: jaxopt_port.tf1.momentum(0.1, 0.9)])
+def test_port_none_gradient_keeps_that_parameter_and_its_state(make):
+  """Keras semantics: no gradient, no update (the count still advances)."""
+  transform = make()
+  state = transform.update(GRADS, transform.init(PARAMS), PARAMS)[1]
+  updates, new_state = transform.update({**GRADS, "bias": None}, state,
+                                        PARAMS)
+  np.testing.assert_array_equal(updates["bias"], np.zeros(2))
+  full_updates, full_state = transform.update(GRADS, state, PARAMS)
+  np.testing.assert_array_equal(updates["kernel"], full_updates["kernel"])
+  old_leaves = dict(jax.tree_util.tree_leaves_with_path(state))
+  full_leaves = dict(jax.tree_util.tree_leaves_with_path(full_state))
+  for path, leaf in jax.tree_util.tree_leaves_with_path(new_state):
+    name = jax.tree_util.keystr(path)
+    old, full = old_leaves[path], full_leaves[path]
+    if "['bias']" in name:
+      np.testing.assert_array_equal(leaf, old, err_msg=name)
+    else:
+      np.testing.assert_array_equal(leaf, full, err_msg=name)
+
+
+def test_port_none_gradient_without_params_needs_a_params_copy_in_state():
+  transform = jaxopt_port.sgd()  # Plain SGD keeps no per-parameter state.
+  with pytest.raises(ValueError, match=re.escape(
+      "grads has None leaves (no gradient) and the state holds no copy of "
+      "the params to fill them from: call update(grads, state, params).")):
+    transform.update({**GRADS, "bias": None}, transform.init(PARAMS))
+
+
+# -------------------------------------------------------------- bridges --
+
+def keras3_setup():
+  variables = [keras.Variable(np.ones((3, 2), np.float32), name="kernel"),
+               keras.Variable(np.zeros(2, np.float32), name="bias"),
+               keras.Variable(np.ones((5, 2), np.float32), name="emb")]
+  optimizer = tf_bridge.Adam(learning_rate=0.1)
+  return optimizer, variables, lambda grads: optimizer.apply(grads, variables)
+
+
+def legacy_setup():
+  variables = [tf.Variable(np.ones((3, 2), np.float32), name="kernel"),
+               tf.Variable(np.zeros(2, np.float32), name="bias"),
+               tf.Variable(np.ones((5, 2), np.float32), name="emb")]
+  optimizer = tf_bridge.legacy.Adam(learning_rate=0.1)
+  return optimizer, variables, lambda grads: optimizer.apply_gradients(
+      zip(grads, variables))
+
+
+def good_grads():
+  return [tf.fill((3, 2), 0.5), tf.fill((2,), -0.25),
+          tf.IndexedSlices(tf.ones((2, 2)), tf.constant([1, 3]),
+                           tf.constant([5, 2]))]
+
+
+def optimizer_variables(optimizer):
+  """Keras 3's `variables` property, OptimizerV2's `variables()` method."""
+  variables = optimizer.variables
+  return variables() if callable(variables) else variables
+
+
+def snapshot(optimizer, variables):
+  return [v.numpy() for v in [*variables, *optimizer_variables(optimizer)]]
+
+
+def assert_unchanged(optimizer, variables, before):
+  after = snapshot(optimizer, variables)
+  assert len(after) == len(before)
+  for old, new in zip(before, after):
+    np.testing.assert_array_equal(new, old)
+
+
+def slices(indices, values=None):
+  values = tf.ones((len(indices), 2)) if values is None else values
+  return tf.IndexedSlices(values, tf.constant(indices), tf.constant([5, 2]))
+
+
+BAD_GRADIENTS = [
+    ("shape", lambda g: [tf.ones((2, 3)), g[1], g[2]], ValueError,
+     "Gradient of variable 'kernel{s}' has shape (2, 3), expected (3, 2) (the "
+     "variable's shape)."),
+    ("complex", lambda g: [tf.complex(g[0], g[0]), g[1], g[2]], TypeError,
+     "Gradient of variable 'kernel{s}' has dtype complex64; gradients must be "
+     "real floating point."),
+    ("string", lambda g: [tf.fill((3, 2), "g"), g[1], g[2]], TypeError,
+     "Gradient of variable 'kernel{s}' has dtype string; gradients must be "
+     "real floating point."),
+    ("int", lambda g: [g[0], tf.ones(2, tf.int32), g[2]], TypeError,
+     "Gradient of variable 'bias{s}' has dtype int32; gradients must be real "
+     "floating point."),
+    ("bool", lambda g: [g[0], tf.ones(2, tf.bool), g[2]], TypeError,
+     "Gradient of variable 'bias{s}' has dtype bool; gradients must be real "
+     "floating point."),
+    ("index-too-large", lambda g: [g[0], g[1], slices([1, 7])], ValueError,
+     "Gradient of variable 'emb{s}' is a tf.IndexedSlices with indices outside "
+     "[0, 5), the variable's rows: [7]."),
+    ("index-negative", lambda g: [g[0], g[1], slices([-1, 2])], ValueError,
+     "Gradient of variable 'emb{s}' is a tf.IndexedSlices with indices outside "
+     "[0, 5), the variable's rows: [-1]."),
+    ("slice-rows", lambda g: [g[0], g[1], slices([1], tf.ones((1, 3)))],
+     ValueError,
+     "Gradient of variable 'emb{s}' is a tf.IndexedSlices with rows of shape "
+     "(3,), expected (2,) (the variable's rows)."),
+    ("sparse-complex", lambda g: [g[0], g[1], slices(
+        [1], tf.complex(tf.ones((1, 2)), tf.ones((1, 2))))], TypeError,
+     "Gradient of variable 'emb{s}' has dtype complex64; gradients must be real "
+     "floating point."),
+]
+
+SETUPS = {"keras3": keras3_setup, "legacy": legacy_setup}
+
+
+@pytest.fixture(params=list(SETUPS))
+def trained(request):
+  """An optimizer after one good step (non-zero slots), its variables and
+  a `step(grads)`."""
+  optimizer, variables, step = SETUPS[request.param]()
+  step(good_grads())
+  return request.param, optimizer, variables, step
+
+
+@pytest.mark.parametrize("make_grads,error,message",
+                         [case[1:] for case in BAD_GRADIENTS],
+                         ids=[case[0] for case in BAD_GRADIENTS])
+def test_bridge_refuses_bad_gradients_atomically(trained, make_grads, error,
+                                                 message):
+  host, optimizer, variables, step = trained
+  before = snapshot(optimizer, variables)
+  suffix = ":0" if host == "legacy" else ""  # OptimizerV2 names variables so.
+  with pytest.raises(error, match=re.escape(message.format(s=suffix))):
+    step(make_grads(good_grads()))
+  assert_unchanged(optimizer, variables, before)
+  step(good_grads())  # Still usable.
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_keras3_bridge_refuses_a_gradient_list_of_another_length(count):
+  optimizer, variables, step = keras3_setup()
+  step(good_grads())
+  before = snapshot(optimizer, variables)
+  grads = (good_grads() + [tf.ones(2)])[:count]
+  with pytest.raises(ValueError, match=re.escape(
+      f"Adam got {count} gradients for 3 variables: pass one gradient (or "
+      "None) per variable.")):
+    step(grads)
+  assert_unchanged(optimizer, variables, before)
+
+
+def test_bridge_refuses_variables_it_was_not_built_for(trained):
+  host, optimizer, variables, _ = trained
+  before = snapshot(optimizer, variables)
+  other = (keras.Variable(np.ones(4, np.float32), name="other")
+           if host == "keras3" else tf.Variable(np.ones(4, np.float32),
+                                                name="other"))
+  names = (["kernel", "bias", "emb"] if host == "keras3"
+           else ["kernel:0", "bias:0", "emb:0"])
+  other_name = "other" if host == "keras3" else "other:0"
+  with pytest.raises(ValueError, match=re.escape(
+      f"Adam was built for {names}; it cannot update ['{other_name}']. Make "
+      "a new optimizer for other variables.")):
+    if host == "keras3":
+      optimizer.apply([tf.ones(4)], [other])
+    else:
+      optimizer.apply_gradients([(tf.ones(4), other)])
+  assert_unchanged(optimizer, variables, before)
+
+
+def test_bridge_in_a_graph_refuses_out_of_range_rows_before_assigning(
+    trained):
+  """Inside a tf.function the indices are known only when it runs: an
+  assertion fails the step before any assignment."""
+  _, optimizer, variables, step = trained
+  before = snapshot(optimizer, variables)
+  index = tf.Variable(9)
+
+  @tf.function(autograph=False)
+  def graph_step():
+    grads = good_grads()
+    step([grads[0], grads[1], tf.IndexedSlices(
+        tf.ones((1, 2)), tf.reshape(index.read_value(), [1]),
+        tf.constant([5, 2]))])
+  with pytest.raises(tf.errors.InvalidArgumentError, match=(
+      r"Gradient of variable .*emb.* is a tf.IndexedSlices with indices "
+      r"outside \[0, 5\), the variable.*s rows.*\[x .*\] \[9\]")):
+    graph_step()
+  assert_unchanged(optimizer, variables, before)
+
+
+@pytest.mark.parametrize("host", list(SETUPS))
+@pytest.mark.parametrize("dtype", ["int32", "bool"])
+def test_bridge_refuses_non_float_variables(host, dtype):
+  if host == "keras3":
+    variable = keras.Variable(np.ones(2, dtype), name="ids", dtype=dtype)
+    optimizer = tf_bridge.Adam()
+  else:
+    variable = tf.Variable(np.ones(2, dtype), name="ids")
+    optimizer = tf_bridge.legacy.Adam()
+  name = "ids" if host == "keras3" else "ids:0"
+  with pytest.raises(TypeError, match=re.escape(
+      f"Parameter ['{name}'] has dtype {dtype}; optimizers update "
+      "floating-point parameters only")):
+    if host == "keras3":
+      optimizer.build([variable])
+    else:
+      optimizer.apply_gradients([(tf.ones(2), variable)])
+
+
+def test_bridge_none_gradient_skips_that_variable_with_keras_warning(trained):
+  host, optimizer, variables, step = trained
+  kernel_slots = [v.numpy() for v in optimizer_variables(optimizer)
+                  if "kernel" in v.name]
+  assert kernel_slots  # m and v of the kernel.
+  kernel = variables[0].numpy()
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    grads = good_grads()
+    step([None, grads[1], grads[2]])
+  assert any("Gradients do not exist for variables" in str(w.message)
+             for w in caught) or host == "legacy"
+  np.testing.assert_array_equal(variables[0].numpy(), kernel)
+  for old, new in zip(kernel_slots, [v.numpy() for v in optimizer_variables(
+      optimizer) if "kernel" in v.name]):
+    np.testing.assert_array_equal(new, old)
+  assert not np.array_equal(variables[1].numpy(), np.zeros(2))
+
+
+# ---------------------------------------------- configs and checkpoints --
+
+@pytest.mark.parametrize("get,identifier,message", [
+    (keras.optimizers.get, {"class_name": "tf_bridge>Nope", "config": {}},
+     "Could not interpret optimizer identifier"),
+    (tf_keras.optimizers.get, {"class_name": "Nope", "config": {}},
+     "Unknown optimizer: 'Nope'"),
+])
+def test_config_with_an_unknown_optimizer_name(get, identifier, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    get(identifier)
+
+
+@pytest.mark.parametrize("cls", [tf_bridge.Adam, tf_bridge.legacy.Adam])
+def test_config_with_unknown_keys(cls):
+  config = {**cls().get_config(), "bogus": 1}
+  with pytest.raises(TypeError, match=re.escape(
+      "Adam() got unexpected keyword argument(s) ['bogus']; it takes "
+      "['amsgrad', 'beta_1', 'beta_2', 'epsilon']")):
+    cls.from_config(config)
+
+
+@pytest.mark.parametrize("cls", [tf_bridge.Adam, tf_bridge.legacy.Adam])
+@pytest.mark.parametrize("arguments,message", [
+    ({"learning_rate": -1.0},
+     "`learning_rate` must be in [0, inf]. Received: learning_rate=-1.0"),
+    ({"beta_1": 1.5}, "`beta_1` must be in [0, 1). Received: beta_1=1.5"),
+    ({"epsilon": float("nan")},
+     "`epsilon` must be in [0, inf]. Received: epsilon=nan"),
+])
+def test_bridge_invalid_hyperparameters(cls, arguments, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    cls(**arguments)
+
+
+def test_keras3_saved_state_of_another_optimizer_is_refused_atomically():
+  optimizer, variables, step = keras3_setup()
+  step(good_grads())
+  before = snapshot(optimizer, variables)
+  sgd = tf_bridge.SGD(momentum=0.9)
+  sgd.build(variables)
+  store = {str(i): v.numpy() for i, v in enumerate(sgd.variables)}
+  with pytest.raises(ValueError, match=(
+      r"The saved state of optimizer 'adam\w*' holds 6 variables; the "
+      r"optimizer has 9 \(\['adam\w*/iteration', 'adam\w*/learning_rate', "
+      r"'adam\w*/state_iterations', 'adam\w*/bias_momentum', .*\]\). Was it "
+      r"saved from another optimizer or for other model variables\?")):
+    optimizer.load_own_variables(store)
+  store = {str(i): v.numpy() for i, v in enumerate(optimizer.variables)}
+  store["5"] = np.zeros((2, 3), np.float32)
+  with pytest.raises(ValueError, match=(
+      r"The saved state of optimizer 'adam\w*' does not match it: saved "
+      r"variable 5 has shape \(2, 3\), expected \(3, 2\) for "
+      r"'adam\w*/kernel_momentum'.")):
+    optimizer.load_own_variables(store)
+  assert_unchanged(optimizer, variables, before)
+
+
+def test_legacy_saved_state_of_another_optimizer_is_refused():
+  optimizer, variables, step = legacy_setup()
+  step(good_grads())
+  before = snapshot(optimizer, variables)
+  with pytest.raises(ValueError, match=(
+      r"on optimizer Adam with a\s+weight list of length 3, but the "
+      r"optimizer was expecting 8 weights")):
+    optimizer.set_weights([np.zeros(1)] * 3)
+  assert_unchanged(optimizer, variables, before)
+
+
+def test_checkpoint_of_other_variables_is_refused_by_tensorflow(tmp_path):
+  optimizer, variables, step = keras3_setup()
+  step(good_grads())
+  path = tf.train.Checkpoint(optimizer=optimizer).write(str(tmp_path / "c"))
+  other = [keras.Variable(np.ones((4, 4), np.float32), name="kernel"),
+           keras.Variable(np.zeros(2, np.float32), name="bias"),
+           keras.Variable(np.ones((5, 2), np.float32), name="emb")]
+  restored = tf_bridge.Adam(learning_rate=0.1)
+  restored.build(other)
+  with pytest.raises((ValueError, tf.errors.InvalidArgumentError),
+                     match="shape"):
+    tf.train.Checkpoint(optimizer=restored).read(path)
