@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import sys
 from typing import Any, Callable, Sequence
 
 import jax
@@ -466,7 +467,9 @@ def check_gradients(class_name: str, grads: Sequence[Any],
   when the step runs, before any of the step's ops (XLA-compiled graphs
   drop assertions: there TensorFlow ignores such rows).
   """
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  # Keras 3 on the JAX backend never imports TensorFlow: only gradients
+  # made by TensorFlow need it.
+  tf = sys.modules.get("tensorflow")
   if len(grads) != len(variables):
     raise ValueError(
         f"{class_name} got {len(grads)} gradients for {len(variables)} "
@@ -476,22 +479,36 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     if grad is None:
       continue
     label = f"Gradient of variable {_variable_name(variable)!r}"
-    values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
-    dtype = tf.as_dtype(getattr(values, "dtype", None) or
-                        tf.convert_to_tensor(values).dtype)
-    if not dtype.is_floating:
-      raise TypeError(f"{label} has dtype {dtype.name}; gradients must be "
+    sliced = tf is not None and isinstance(grad, tf.IndexedSlices)
+    values = grad.values if sliced else grad
+    dtype_name, floating = _dtype_of(values)
+    if not floating:
+      raise TypeError(f"{label} has dtype {dtype_name}; gradients must be "
                       "real floating point.")
     shape = tuple(variable.shape)
-    if isinstance(grad, tf.IndexedSlices):
+    if sliced:
       assertions += _row_assertions(label, grad, shape)
       continue
-    grad_shape = tf.TensorShape(values.shape)
-    if not grad_shape.is_compatible_with(shape):
-      raise ValueError(f"{label} has shape {tuple(grad_shape.as_list())}, "
-                       f"expected {shape} (the variable's shape).")
+    grad_shape = tuple(getattr(values, "shape", None) or np.shape(values))
+    if len(grad_shape) != len(shape) or any(
+        got is not None and got != want for got, want in zip(grad_shape,
+                                                               shape)):
+      raise ValueError(f"{label} has shape {grad_shape}, expected {shape} "
+                       "(the variable's shape).")
   return (tf.control_dependencies(assertions) if assertions
           else contextlib.nullcontext())
+
+
+def _dtype_of(values: Any) -> tuple[str, bool]:
+  """The name of a gradient's dtype (TensorFlow's, JAX's or numpy's), and
+  whether it is real floating point."""
+  dtype = getattr(values, "dtype", None)
+  if dtype is None:
+    dtype = np.asarray(values).dtype
+  if hasattr(dtype, "is_floating"):  # A tf.DType.
+    return dtype.name, dtype.is_floating
+  dtype = np.dtype(dtype)
+  return dtype.name, bool(jnp.issubdtype(dtype, jnp.floating))
 
 
 def check_built_for(class_name: str, built: Sequence[Any],
