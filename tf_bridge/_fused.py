@@ -489,7 +489,8 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     if sliced:
       assertions += _row_assertions(label, grad, shape)
       continue
-    grad_shape = tuple(getattr(values, "shape", None) or np.shape(values))
+    grad_shape = tuple(values.shape if hasattr(values, "shape")
+                       else np.shape(values))
     if len(grad_shape) != len(shape) or any(
         got is not None and got != want for got, want in zip(grad_shape,
                                                                shape)):
