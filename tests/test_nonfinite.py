@@ -9,7 +9,6 @@ import keras
 import numpy as np
 import optax
 import pytest
-import tensorflow as tf
 import tf_keras
 
 import tf_bridge

@@ -14,7 +14,6 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
 
 # pylint: disable=wrong-import-position
 import jax
-import jax.numpy as jnp
 import jaxopt_port
 import numpy as np
 import optax
