@@ -67,7 +67,10 @@ def trees(leaf):
 
 
 def tree_of_shapes_and_dtypes():
-  return trees(st.tuples(shapes, st.sampled_from(sorted(DTYPES))))
+  """Trees of (shape, dtype) leaves, or the empty tree (optax's
+  `tree_map_params` calls `init` on one)."""
+  return st.one_of(st.just({}),
+                   trees(st.tuples(shapes, st.sampled_from(sorted(DTYPES)))))
 
 
 def make_tree(spec, seed, fill=None):
