@@ -8,16 +8,20 @@ Addons' optimizers in `tf_bridge.tf1` and `tf_bridge.addons` (and
 `tf_bridge.legacy.tf1`, `tf_bridge.legacy.addons`).
 `tf_bridge.testing.assert_parity` checks a transform against a native Keras
 optimizer step by step; `python -m tf_bridge.parity` reports it.
+`tf_bridge.state_from_keras` and `tf_bridge.state_to_keras` move a run's
+optimizer state between a native Keras optimizer and its JAX port.
 """
 
 from tf_bridge import _fused, catalog
 from tf_bridge._keras3 import keras_optimizer
+from tf_bridge._state import port_for, state_from_keras, state_to_keras
 
 _CLASSES = _fused.declared_classes(
     keras_optimizer,
     [d for d in catalog.CATALOG if d.generation == catalog.KERAS], __name__)
 globals().update(_CLASSES)
-__all__ = ["catalog", "keras_optimizer", *_CLASSES]
+__all__ = ["catalog", "keras_optimizer", "port_for", "state_from_keras",
+           "state_to_keras", *_CLASSES]
 
 
 def __getattr__(name: str):

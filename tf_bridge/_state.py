@@ -1,0 +1,156 @@
+"""Moving a training run between native Keras and the JAX port.
+
+A native optimizer's slots and counters become the port's state pytree
+(`state_from_keras`) and back (`state_to_keras`), so that a run continues in
+the other framework on the trajectory it would have followed.
+
+The port's state names its leaves as Keras names its variables: a path
+`.slots.<slot>[i]` is the slot `<slot>` of the i-th variable (Keras 3:
+the optimizer variable `<variable path>_<slot>`; OptimizerV2:
+`get_slot(variable, "<slot>")`), `.iterations` is `optimizer.iterations`,
+`.accumulated_gradients[i]` and `.average[i]` are Keras 3's gradient
+accumulators and EMA averages, and a slot without an index is a scalar the
+optimizer keeps as an attribute (`_u_product`, `_m_cache`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import jax
+import numpy as np
+
+from tf_bridge import catalog
+
+# Keras 3 per-variable fields of the port's `KerasState` and the suffix of
+# the native variable names.
+_KERAS3_FIELDS = {"accumulated_gradients": "gradient_accumulator",
+                  "average": "average"}
+# Native attributes holding a slot under another name: per-variable lists
+# (Keras 3 Adafactor's factored moments) and shared scalars.
+_ATTRIBUTES = {"row_moments": "_r", "column_moments": "_c",
+               "u_product": "_u_product", "momentum_cache": "_m_cache"}
+
+
+def port_for(optimizer: Any) -> Any:
+  """The `jaxopt_port` transform computing what the native `optimizer`
+  computes, with its hyperparameters (a learning-rate schedule becomes
+  its Keras config's value at step 0 only if it is a float)."""
+  declaration = _declaration(optimizer)
+  parameters = inspect.signature(declaration.port).parameters
+  config = {k: v for k, v in optimizer.get_config().items()
+            if k in parameters and k != "name"}
+  if not isinstance(config.get("learning_rate", 0.0), (int, float)):
+    config.pop("learning_rate")  # A schedule: the state does not depend on it.
+  if declaration.generation == catalog.LEGACY:
+    config.pop("decay", None)  # Neither does legacy's `decay`.
+  return declaration.make_port(**config)
+
+
+def _declaration(optimizer: Any) -> catalog.Declaration:
+  for declaration in catalog.CATALOG:
+    if (declaration.generation in (catalog.KERAS, catalog.LEGACY)
+        and declaration.has_native
+        and type(optimizer) is declaration.native_class()):
+      return declaration
+  raise TypeError(
+      f"{type(optimizer).__module__}.{type(optimizer).__name__} is not a "
+      "native Keras 3 or tf_keras legacy optimizer with a port in jaxopt_port "
+      "(see tf_bridge.catalog).")
+
+
+def _is_keras3(optimizer: Any) -> bool:
+  import keras  # pylint: disable=import-outside-toplevel
+  return isinstance(optimizer, keras.optimizers.Optimizer)
+
+
+def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
+                   ) -> list[tuple[Any, Any]]:
+  """(native variable or None, port leaf) for each leaf of the port's
+  `state`, None where the native optimizer keeps nothing (Muon's unused
+  velocity of a matrix)."""
+  keras3 = _is_keras3(optimizer)
+  if keras3:
+    by_name = {v.name: v for v in optimizer.variables}
+  pairs = []
+  for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+    field = path[0].name
+    slot = path[1].name if len(path) > 1 and hasattr(path[1], "name") else (
+        getattr(path[1], "key", None) if len(path) > 1 else None)
+    index = path[-1].idx if isinstance(path[-1],
+                                       jax.tree_util.SequenceKey) else None
+    if field == "iterations":
+      # Keras 3's `iterations` counts applied updates (calls divided by
+      # the accumulation steps); the variable counts calls, as the port.
+      native = optimizer._iterations if keras3 else optimizer.iterations  # pylint: disable=protected-access
+    elif index is None:
+      native = getattr(optimizer, _ATTRIBUTES.get(slot, "_" + str(slot)),
+                       None)
+    elif slot in _ATTRIBUTES and hasattr(optimizer, _ATTRIBUTES[slot]):
+      native = getattr(optimizer, _ATTRIBUTES[slot])[index]
+    elif keras3:
+      name = (slot if field == "slots" else _KERAS3_FIELDS[field])
+      reference = variables[index]
+      prefix = getattr(reference, "path", reference.name).replace("/", "_")
+      native = by_name.get(f"{prefix}_{name}")
+    else:
+      native = optimizer.get_slot(variables[index], slot)
+    pairs.append((native, leaf))
+  return pairs
+
+
+def state_from_keras(optimizer: Any, variables: Sequence[Any]) -> Any:
+  """The port's state equal to a native optimizer's slots and counters.
+
+  Args:
+    optimizer: A native Keras 3 (`keras.optimizers.Adam`, ...) or tf_keras
+      legacy optimizer that has taken at least one step on `variables` (or
+      been built for them).
+    variables: The variables it updates, in order.
+
+  Returns:
+    The tree `port_for(optimizer).init(params)` returns for `params` the
+    list of the variables' values, filled with the optimizer's state: run
+    `port_for(optimizer)` (or the same `jaxopt_port` call) from there.
+  """
+  params = [np.asarray(v.numpy()) for v in variables]
+  state = port_for(optimizer).init(params)
+  leaves = []
+  for native, leaf in _native_leaves(optimizer, variables, state):
+    if native is None:
+      leaves.append(leaf)
+      continue
+    value = np.asarray(native.numpy())
+    if value.size != np.size(leaf):
+      leaves.append(leaf)  # A slot Keras sizes otherwise and never reads.
+      continue
+    leaves.append(np.asarray(value, np.asarray(leaf).dtype).reshape(
+        np.shape(leaf)))
+  return jax.tree.unflatten(jax.tree.structure(state), [
+      jax.numpy.asarray(leaf) for leaf in leaves])
+
+
+def state_to_keras(state: Any, optimizer: Any, variables: Sequence[Any]
+                   ) -> None:
+  """Assigns the port's `state` to a native optimizer's slots and counters,
+  building it for `variables` first if needed (the reverse of
+  `state_from_keras`)."""
+  if _is_keras3(optimizer):
+    if not optimizer.built:
+      optimizer.build(variables)
+  else:
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  expected = port_for(optimizer).init([np.asarray(v.numpy())
+                                       for v in variables])
+  if jax.tree.structure(expected) != jax.tree.structure(state):
+    raise ValueError(
+        f"The state does not have the tree of {type(optimizer).__name__}'s "
+        f"port: {jax.tree.structure(state)}, expected "
+        f"{jax.tree.structure(expected)}.")
+  for native, leaf in _native_leaves(optimizer, variables, state):
+    if native is None or np.size(leaf) != int(np.prod(native.shape)):
+      continue
+    native.assign(np.asarray(leaf).reshape(tuple(native.shape)).astype(
+        np.dtype(native.dtype.name if hasattr(native.dtype, "name")
+                 else native.dtype)))
