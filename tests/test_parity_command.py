@@ -111,3 +111,36 @@ def test_every_kind_of_name(name, expected, tmp_path):
   if name == "schedule_free_adamw":
     assert report["reference"] == ("keras.optimizers.ScheduleFreeAdamW (jax "
                                    "backend, native)")
+
+
+FACTORY = """
+import optax
+
+
+def sign_momentum(learning_rate=0.01, momentum=0.9):
+  return optax.chain(optax.ema(momentum, debias=False), optax.scale_by_sign(),
+                     optax.scale_by_learning_rate(learning_rate))
+"""
+
+
+def test_a_users_factory(tmp_path):
+  (tmp_path / "my_optimizers.py").write_text(FACTORY)
+  result = parity("--factory", "my_optimizers:sign_momentum", "--steps", "8",
+                  "--json", "report.json", cwd=tmp_path)
+  assert result.returncode == 0, result.stderr
+  names = [line.split()[0] for line in result.stdout.splitlines()[3:]]
+  assert names == [
+      "my_optimizers:sign_momentum",
+      "tf_bridge.keras_optimizer(my_optimizers:sign_momentum)",
+      "tf_bridge.legacy.keras_optimizer(my_optimizers:sign_momentum)"]
+  report = json.loads((tmp_path / "report.json").read_text())
+  assert report["reference"] == "my_optimizers:sign_momentum (JAX)"
+  for row in report["implementations"][1:]:
+    assert row["within_tolerance"] and row["max_abs_diff"] < 1e-6
+    assert row["losses"][-1] < row["losses"][0]
+
+
+def test_a_factory_that_does_not_exist(tmp_path):
+  result = parity("--factory", "my_optimizers:nothing", cwd=tmp_path)
+  assert result.returncode == 2
+  assert "No module named 'my_optimizers'" in result.stderr

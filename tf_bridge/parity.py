@@ -1,7 +1,8 @@
 """Parity report: one optimizer, natively and as the JAX port and bridges.
 
-    python -m tf_bridge.parity [--optimizer NAME | --all] [--steps N] [--seed N]
-                               [--rtol R] [--atol A] [--json PATH] [--plot PATH]
+    python -m tf_bridge.parity [--optimizer NAME | --all | --factory M:F]
+                               [--steps N] [--seed N] [--rtol R] [--atol A]
+                               [--json PATH] [--plot PATH]
 
 Every implementation trains the same seeded least-squares problem (a 8x4
 kernel and a bias, 64 samples) from the same start, each computing its own
@@ -16,6 +17,8 @@ final loss and the time per step. NAME is any cataloged name: `adam` (Keras
 3; its legacy namesake runs too), `legacy.adam`, `tf1.adam`,
 `centered_momentum_sgd`, ... The exit status is 1 when an implementation
 differs from its reference beyond `atol + rtol * |reference|`.
+`--factory my_module:my_factory` runs a user's own transform factory instead:
+its JAX run is then the reference of its Keras 3 and OptimizerV2 classes.
 """
 
 from __future__ import annotations
@@ -246,24 +249,65 @@ def compare(name: str, steps: int, seed: int, rtol: float, atol: float,
     if show_progress:
       _progress(3 * index + 2, total, "tf_bridge " + declaration.class_name)
     runs += bridged_runs(declaration, problem, steps, reference_name)
-    for run in runs:
-      diff = differences(run, reference, rtol, atol)
-      rows.append({
-          "name": run.name,
-          "reference": run.reference,
+    rows += [_row(run, reference, rtol, atol) for run in runs]
+  if show_progress:
+    _progress(total, total, "done")
+  return {"optimizer": name, "steps": steps, "seed": seed, "rtol": rtol,
+          "atol": atol, "reference": rows[0]["name"], "implementations": rows}
+
+
+def _row(run: Run, reference: Run, rtol: float, atol: float
+         ) -> dict[str, Any]:
+  diff = differences(run, reference, rtol, atol)
+  return {"name": run.name, "reference": run.reference,
           "final_loss": run.losses[-1],
           "max_abs_diff": float(diff["abs"].max()),
           "max_rel_diff": float(diff["rel"].max()),
           "tolerance_used": float(diff["used"].max()),
           "within_tolerance": bool(diff["used"].max() <= 1.0),
-          "seconds_per_step": run.seconds_per_step,
-          "losses": run.losses,
-          "abs_diff_per_step": diff["abs"].tolist(),
-      })
-  if show_progress:
-    _progress(total, total, "done")
-  return {"optimizer": name, "steps": steps, "seed": seed, "rtol": rtol,
-          "atol": atol, "reference": rows[0]["name"], "implementations": rows}
+          "seconds_per_step": run.seconds_per_step, "losses": run.losses,
+          "abs_diff_per_step": diff["abs"].tolist()}
+
+
+def load_factory(spec: str) -> Any:
+  """`module:function`, imported (never evaluated) from the current
+  directory or the installed packages."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  module_name, _, function_name = spec.partition(":")
+  if not module_name or not function_name.isidentifier():
+    raise ValueError(f"--factory takes MODULE:FUNCTION, got {spec!r}")
+  if "" not in sys.path:
+    sys.path.insert(0, "")
+  factory = getattr(importlib.import_module(module_name), function_name,
+                    None)
+  if not callable(factory):
+    raise ValueError(f"{spec!r}: {module_name} has no function "
+                     f"{function_name!r}")
+  return factory
+
+
+def compare_factory(spec: str, steps: int, seed: int, rtol: float,
+                    atol: float) -> dict[str, Any]:
+  """A user's transform factory: its JAX run is the reference of its Keras
+  3 and OptimizerV2 classes (`keras_optimizer(factory)` of each)."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  factory = load_factory(spec)
+  problem = make_problem(seed)
+  declaration = catalog.Declaration(factory, factory.__name__, catalog.KERAS,
+                                    has_native=False)
+  reference = run_port(declaration, problem, steps, None)
+  reference.name = f"{spec} (JAX)"
+  runs = [reference]
+  for module in (tf_bridge, tf_bridge.legacy):
+    optimizer_class = module.keras_optimizer(
+        factory, module="tf_bridge.parity.factory")
+    runs.append(run_keras(optimizer_class(), problem, steps,
+                          f"{module.__name__}.keras_optimizer({spec})",
+                          reference.name))
+  rows = [_row(run, reference, rtol, atol) for run in runs]
+  return {"optimizer": spec, "steps": steps, "seed": seed, "rtol": rtol,
+          "atol": atol, "reference": reference.name, "implementations": rows}
 
 
 def summary_names() -> list[str]:
@@ -340,6 +384,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "momentum_sgd, ... (default: adam)")
   parser.add_argument("--all", action="store_true",
                       help="every cataloged optimizer, one summary row each")
+  parser.add_argument("--factory", metavar="MODULE:FUNCTION",
+                      help="your own transform factory instead: its JAX "
+                      "run against its Keras 3 and OptimizerV2 classes")
   parser.add_argument("--steps", type=int, default=100)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--rtol", type=float, default=1e-5)
@@ -360,8 +407,15 @@ def main(argv: Sequence[str] | None = None) -> int:
   if "keras" not in sys.modules:
     os.environ["KERAS_BACKEND"] = "tensorflow"
 
-  reports = [compare(name, args.steps, args.seed, args.rtol, args.atol,
-                     show_progress=not args.all) for name in names]
+  if args.factory:
+    try:
+      reports = [compare_factory(args.factory, args.steps, args.seed,
+                                 args.rtol, args.atol)]
+    except (ImportError, ValueError) as error:
+      parser.error(str(error))
+  else:
+    reports = [compare(name, args.steps, args.seed, args.rtol, args.atol,
+                       show_progress=not args.all) for name in names]
   if args.all:
     print(f"{'optimizer':<16} {'implementations':>15} {'max |diff|':>11} "
           f"{'max rel':>9}  ok")
