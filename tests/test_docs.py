@@ -1,8 +1,12 @@
-"""docs/keras-hooks.md states the installed Keras hooks' real signatures."""
+"""docs/keras-hooks.md states the installed Keras hooks' real signatures;
+docs/migrating.md the installed defaults of the ports and optax; the
+README's API-reference command builds."""
 
 import inspect
 import pathlib
 import re
+import subprocess
+import sys
 
 import keras
 import pytest
@@ -34,3 +38,69 @@ def test_the_tables_list_the_hooks_the_issue_names():
 def test_signature_matches_installed(cls, row):
   name, arguments = row.split("(", 1)
   assert f"({arguments}" == str(inspect.signature(getattr(cls, name)))
+
+
+MIGRATING = (pathlib.Path(__file__).resolve().parents[1] / "docs"
+             / "migrating.md").read_text()
+OPTAX_NAMES = {"epsilon": "eps", "beta_1": "b1", "beta_2": "b2",
+               "rho": "decay"}
+
+
+def _optax_function(name):
+  import optax  # pylint: disable=import-outside-toplevel
+  if name == "schedule_free_adamw":
+    return optax.contrib.schedule_free_adamw
+  return getattr(optax, name)
+
+
+DEFAULT_ROWS = re.findall(
+    r"^\| `(\w+)` \| (\w+: .*) \|$",
+    MIGRATING[MIGRATING.index("## From optax"):MIGRATING.index("Formulas:")],
+    flags=re.M)
+
+
+@pytest.mark.parametrize("port,cells", DEFAULT_ROWS,
+                         ids=[port for port, _ in DEFAULT_ROWS])
+def test_migrating_defaults_are_the_installed_ones(port, cells):
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  ours = inspect.signature(getattr(jaxopt_port, port)).parameters
+  theirs = inspect.signature(_optax_function(port)).parameters
+  for cell in cells.split("; "):
+    argument, values = cell.split(": ")
+    name = argument.split(" (")[0]
+    optax_name = (argument.split("(")[1].rstrip(")") if "(" in argument
+                  else name)
+    if optax_name not in theirs and name == "rho":
+      optax_name = OPTAX_NAMES[name]
+    keras_value, optax_value = values.split(" / ")
+
+    def shown(parameter):
+      if parameter.default is inspect.Parameter.empty:
+        return "required"
+      return repr(parameter.default)
+    assert shown(ours[name]) == keras_value, (port, name)
+    assert shown(theirs[optax_name]) == optax_value, (port, optax_name)
+
+
+def test_migrating_lists_every_optax_namesake():
+  assert {port for port, _ in DEFAULT_ROWS} == {
+      "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax",
+      "nadam", "lion", "lamb", "schedule_free_adamw"}
+
+
+def test_the_documented_api_command_builds_the_reference(tmp_path):
+  readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md"
+            ).read_text()
+  command = readme.split("<!-- api-command -->\n```bash\n")[1].split("\n")[0]
+  arguments = command.split()
+  assert arguments[:3] == [".venv/bin/python", "-m", "pdoc"]
+  arguments[arguments.index("-o") + 1] = str(tmp_path)
+  result = subprocess.run([sys.executable, *arguments[1:]],
+                          capture_output=True, text=True, timeout=600,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  for page, text in [("jaxopt_port.html", "skip_nonfinite"),
+                     ("tf_bridge/testing.html", "assert_parity"),
+                     ("tf_bridge.html", "state_from_keras"),
+                     ("tf_bridge/legacy.html", "keras_optimizer")]:
+    assert text in (tmp_path / page).read_text(), page

@@ -1,0 +1,41 @@
+"""Every example in examples/ runs (each in a process of its own, as a user
+runs it), and the pytest example passes."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+
+
+def run(*arguments, cwd=EXAMPLES):
+  return subprocess.run([sys.executable, *arguments], capture_output=True,
+                        text=True, cwd=cwd, timeout=900, check=False)
+
+
+@pytest.mark.parametrize("script,expected", [
+    ("jax_training_loop.py", "loss "),
+    ("keras_fit.py", "accuracy "),
+    ("custom_optimizer.py", "parity checked in both Keras generations"),
+])
+def test_example_runs(script, expected):
+  result = run(str(EXAMPLES / script))
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert expected in result.stdout
+
+
+def test_custom_optimizer_example_writes_its_plot(tmp_path):
+  result = run(str(EXAMPLES / "custom_optimizer.py"), "--plot",
+               str(tmp_path / "valley.png"))
+  assert result.returncode == 0, result.stderr[-3000:]
+  png = (tmp_path / "valley.png").read_bytes()
+  assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_pytest_example_passes():
+  result = run("-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(EXAMPLES / "test_custom_optimizer.py"))
+  assert result.returncode == 0, result.stdout[-3000:]
+  assert "3 passed" in result.stdout
