@@ -75,11 +75,10 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
     by_name = {v.name: v for v in optimizer.variables}
   pairs = []
   for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
-    field = path[0].name
-    slot = path[1].name if len(path) > 1 and hasattr(path[1], "name") else (
-        getattr(path[1], "key", None) if len(path) > 1 else None)
-    index = path[-1].idx if isinstance(path[-1],
-                                       jax.tree_util.SequenceKey) else None
+    field = path[0].name  # A field of KerasState or LegacyState.
+    slot = _key_name(path[1]) if len(path) > 1 else None
+    index = (path[-1].idx if isinstance(path[-1], jax.tree_util.SequenceKey)
+             else None)
     if field == "iterations":
       # Keras 3's `iterations` counts applied updates (calls divided by
       # the accumulation steps); the variable counts calls, as the port.
@@ -98,6 +97,11 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
       native = optimizer.get_slot(variables[index], slot)
     pairs.append((native, leaf))
   return pairs
+
+
+def _key_name(entry: Any) -> str:
+  """A slot's name from its path entry (a NamedTuple field or a dict key)."""
+  return str(entry.name if hasattr(entry, "name") else entry.key)
 
 
 def state_from_keras(optimizer: Any, variables: Sequence[Any]) -> Any:
