@@ -99,8 +99,11 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
   return pairs
 
 
-def _key_name(entry: Any) -> str:
-  """A slot's name from its path entry (a NamedTuple field or a dict key)."""
+def _key_name(entry: Any) -> str | None:
+  """A slot's name from its path entry (a NamedTuple field or a dict key);
+  None for a list index (`.average[0]` has no slot name)."""
+  if isinstance(entry, jax.tree_util.SequenceKey):
+    return None
   return str(entry.name if hasattr(entry, "name") else entry.key)
 
 
