@@ -588,7 +588,7 @@ def markdown(records, memory, fits, settings) -> str:
     task = memory[0]
     out += ["", f"#### Peak memory: {task['algorithm']} on {task['shape']}, "
             f"{task['steps']} steps in a fresh process", "",
-            "| implementation | peak RSS (MB) | above params and grads (MB) |",
+            "| implementation | peak RSS (MB) | rise during the steps (MB) |",
             "|---|---|---|"]
     out += [f"| {m['implementation']} | {m['peak_mb']:.0f} | "
             f"{m['optimizer_peak_mb']:.0f} |" for m in memory]
