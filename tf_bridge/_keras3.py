@@ -57,10 +57,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   base class applies as it does for its own optimizers, and
   `skip_nonfinite`: if True, a step whose gradients hold a NaN or an Inf
   leaves the variables and the transform's state as they were and counts
-  itself in the optimizer variable `skipped_steps` (`jaxopt_port.skip_nonfinite`;
-  Keras's own `iterations`, EMA and accumulators still see the step). The class is
-  registered with Keras (package `tf_bridge`), so `load_model` needs no
-  `custom_objects`, and `get_config()` round-trips.
+  itself in the optimizer variable `skipped_steps`
+  (`jaxopt_port.skip_nonfinite`; Keras's own `iterations`, EMA and
+  accumulators still see the step). The class is registered with Keras
+  (package `tf_bridge`), so `load_model` needs no `custom_objects`, and
+  `get_config()` round-trips.
 
   Args:
     factory: A function returning an optax transformation; if it takes

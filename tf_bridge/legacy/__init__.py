@@ -28,9 +28,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   The constructor takes `learning_rate` (float, schedule or callable; the
   default is the factory's), the factory's other keyword arguments, and
   OptimizerV2's `name`, `lr`, `decay`, `clipnorm`, `clipvalue` and
-  `global_clipnorm`, and `skip_nonfinite` (as in
-  `tf_bridge.keras_optimizer`; `iterations` still counts the step). Slots are created with `add_slot`, so `get_slot(var,
-  "m")` works; the class is registered with tf_keras (package `tf_bridge`).
+  `global_clipnorm`, and `skip_nonfinite` (as in `tf_bridge.keras_optimizer`;
+  `iterations` still counts the step). Slots are created with `add_slot`, so
+  `get_slot(var, "m")` works; the class is registered with tf_keras (package
+  `tf_bridge`).
 
   Args:
     factory: A function returning an optax transformation.
