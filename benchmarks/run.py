@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -108,29 +108,24 @@ def bytes_moved(shapes, algorithm: str, itemsize: int = 4) -> int:
 
 # ---------------------------------------------------------- JAX timings --
 
-def optax_transform(algorithm: str) -> optax.GradientTransformation:
-  return {
-      "sgd-momentum": lambda: optax.sgd(LEARNING_RATE, momentum=0.9),
-      "adam": lambda: optax.adam(LEARNING_RATE),
-      "adamw": lambda: optax.adamw(LEARNING_RATE, weight_decay=WEIGHT_DECAY),
-      "rmsprop": lambda: optax.rmsprop(LEARNING_RATE),
-      "adagrad": lambda: optax.adagrad(LEARNING_RATE),
-      "lion": lambda: optax.lion(LEARNING_RATE),
-      "lamb": lambda: optax.lamb(LEARNING_RATE),
-  }[algorithm]()
-
-
-def port_transform(algorithm: str) -> optax.GradientTransformation:
-  return {
-      "sgd-momentum": lambda: jaxopt_port.sgd(LEARNING_RATE, momentum=0.9),
-      "adam": lambda: jaxopt_port.adam(LEARNING_RATE),
-      "adamw": lambda: jaxopt_port.adamw(LEARNING_RATE,
-                                         weight_decay=WEIGHT_DECAY),
-      "rmsprop": lambda: jaxopt_port.rmsprop(LEARNING_RATE),
-      "adagrad": lambda: jaxopt_port.adagrad(LEARNING_RATE),
-      "lion": lambda: jaxopt_port.lion(LEARNING_RATE),
-      "lamb": lambda: jaxopt_port.lamb(LEARNING_RATE),
-  }[algorithm]()
+# Each algorithm as (optax's transform, the port's), made fresh per call.
+TRANSFORMS: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+    "sgd-momentum": (lambda: optax.sgd(LEARNING_RATE, momentum=0.9),
+                     lambda: jaxopt_port.sgd(LEARNING_RATE, momentum=0.9)),
+    "adam": (lambda: optax.adam(LEARNING_RATE),
+             lambda: jaxopt_port.adam(LEARNING_RATE)),
+    "adamw": (lambda: optax.adamw(LEARNING_RATE, weight_decay=WEIGHT_DECAY),
+              lambda: jaxopt_port.adamw(LEARNING_RATE,
+                                        weight_decay=WEIGHT_DECAY)),
+    "rmsprop": (lambda: optax.rmsprop(LEARNING_RATE),
+                lambda: jaxopt_port.rmsprop(LEARNING_RATE)),
+    "adagrad": (lambda: optax.adagrad(LEARNING_RATE),
+                lambda: jaxopt_port.adagrad(LEARNING_RATE)),
+    "lion": (lambda: optax.lion(LEARNING_RATE),
+             lambda: jaxopt_port.lion(LEARNING_RATE)),
+    "lamb": (lambda: optax.lamb(LEARNING_RATE),
+             lambda: jaxopt_port.lamb(LEARNING_RATE)),
+}
 
 
 def _fresh(tree):
@@ -162,13 +157,13 @@ def jax_step(implementation: str, algorithm: str, shapes):
             jax.device_put(np.full((size,), 1e-3, np.float32)))
   if implementation == "jaxopt_port.packed":
     try:
-      transform = jaxopt_port.packed(port_transform(algorithm))
+      transform = jaxopt_port.packed(TRANSFORMS[algorithm][1]())
     except ValueError:
       return None  # Not elementwise (Lamb's per-layer trust ratio).
     params, grads = jaxopt_port.pack(params), jaxopt_port.pack(grads)
   else:
-    transform = (optax_transform if implementation == "optax"
-                 else port_transform)(algorithm)
+    make_optax, make_port = TRANSFORMS[algorithm]
+    transform = (make_optax if implementation == "optax" else make_port)()
 
   def step(p, state, g):
     updates, state = transform.update(g, state, p)
