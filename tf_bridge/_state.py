@@ -159,5 +159,4 @@ def state_to_keras(state: Any, optimizer: Any, variables: Sequence[Any]
     if native is None or np.size(leaf) != int(np.prod(native.shape)):
       continue
     native.assign(np.asarray(leaf).reshape(tuple(native.shape)).astype(
-        np.dtype(native.dtype.name if hasattr(native.dtype, "name")
-                 else native.dtype)))
+        np.dtype(getattr(native.dtype, "as_numpy_dtype", native.dtype))))
