@@ -75,12 +75,15 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
   del relative_step
 
   def build(params):
+    # Reduced from the parameter, so that the moments take its sharding
+    # along their axes.
     def rows(p):
-      return jnp.zeros(p.shape[:-1] if _factored(p) else (0,), p.dtype)
+      return jnp.zeros_like(p).sum(axis=-1) if _factored(p) else jnp.zeros(
+          (0,), p.dtype)
 
     def columns(p):
-      return jnp.zeros(p.shape[:-2] + p.shape[-1:] if _factored(p) else (0,),
-                       p.dtype)
+      return jnp.zeros_like(p).sum(axis=-2) if _factored(p) else jnp.zeros(
+          (0,), p.dtype)
 
     return AdafactorSlots(optax.tree.zeros_like(params),
                           jax.tree.map(rows, params),

@@ -11,6 +11,7 @@ import optax
 from jaxopt_port import _checks
 from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like, map_leaves,
                                with_keras_base_arguments)
+from jaxopt_port._sharding import laid_out_like
 
 
 class AdagradSlots(NamedTuple):
@@ -98,6 +99,12 @@ def check_adagrad_decay_arguments(initial_accumulator_value: Any,
                       1.0)
 
 
+def _row_counts(p: jax.Array) -> jax.Array:
+  """Zeros, one per row of `p` (a scalar for a scalar), laid out as its
+  rows (reduced from it)."""
+  return jnp.zeros_like(p, jnp.int32).sum(axis=tuple(range(1, p.ndim)))
+
+
 def adagrad_decay_update_step(initial_accumulator_value: Any,
                               accumulator_decay_step: Any,
                               accumulator_decay_rate: Any) -> UpdateStep:
@@ -107,7 +114,7 @@ def adagrad_decay_update_step(initial_accumulator_value: Any,
     return AdagradDecaySlots(
         jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value),
                      params),
-        jax.tree.map(lambda p: jnp.zeros(p.shape[:1], jnp.int32), params))
+        jax.tree.map(_row_counts, params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
@@ -115,7 +122,9 @@ def adagrad_decay_update_step(initial_accumulator_value: Any,
 
     def leaf_step(g, a, count):
       decays = due > count
-      rows = decays.reshape(decays.shape + (1,) * (a.ndim - decays.ndim))
+      rows = laid_out_like(jnp.broadcast_to(
+          decays.reshape(decays.shape + (1,) * (a.ndim - decays.ndim)),
+          a.shape), a)
       a = jnp.where(rows, jnp.maximum(
           a * cast_like(accumulator_decay_rate, a),
           cast_like(initial_accumulator_value, a)), a)

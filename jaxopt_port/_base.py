@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks, _packed
+from jaxopt_port._init import optax_init
 
 Schedule = Callable[[jax.Array], jax.Array]
 ScalarOrSchedule = Union[float, jax.Array, Schedule]
@@ -426,8 +427,8 @@ def keras_transform(
 
   return _declared(update_step, clipnorm,
                    optax.GradientTransformationExtraArgs(
-                       init_fn, _skipping_missing_gradients(init_fn,
-                                                            update_fn)))
+                       optax_init(init_fn),
+                       _skipping_missing_gradients(init_fn, update_fn)))
 
 
 def legacy_transform(
@@ -496,8 +497,8 @@ def legacy_transform(
 
   return _declared(update_step, clipnorm,
                    optax.GradientTransformationExtraArgs(
-                       init_fn, _skipping_missing_gradients(init_fn,
-                                                            update_fn)))
+                       optax_init(init_fn),
+                       _skipping_missing_gradients(init_fn, update_fn)))
 
 
 def _declared(update_step: UpdateStep, clipnorm: Any,

@@ -11,6 +11,7 @@ import optax
 
 from jaxopt_port import _checks
 from jaxopt_port._base import cast_like, path_name
+from jaxopt_port._init import optax_init
 
 
 class MultiOptimizerState(NamedTuple):
@@ -86,4 +87,5 @@ def multi_optimizer(
     return updates, MultiOptimizerState(
         optax.safe_increment(state.iterations), inner_states)
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return optax.GradientTransformationExtraArgs(optax_init(init_fn),
+                                              update_fn)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +12,7 @@ import optax
 from jaxopt_port import _checks
 from jaxopt_port._base import (UpdateStep, cast_like, map_leaves, one_minus,
                                path_name, with_keras_base_arguments)
+from jaxopt_port._sharding import on_whole_array
 
 
 class MuonSlots(NamedTuple):
@@ -30,9 +31,13 @@ def orthogonalize(x: jax.Array, steps: int, a: float, b: float,
   if wide:
     x = _transpose_last(x)
   x = x / (jnp.linalg.norm(x, axis=(-2, -1), keepdims=True) + 1e-7)
-  for _ in range(steps):
+
+  def iteration(_, x):
     gram = x @ _transpose_last(x)
-    x = a * x + (b * gram + c * gram @ gram) @ x
+    return a * x + (b * gram + c * gram @ gram) @ x
+
+  # A loop, not Python's range: an injected `steps` is a traced integer.
+  x = jax.lax.fori_loop(0, steps, iteration, x)
   return _transpose_last(x) if wide else x
 
 
@@ -103,15 +108,15 @@ def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
 
   def weight_decay_rates(params):
     return jax.tree_util.tree_map_with_path(
-        lambda path, p: ((adam_weight_decay if takes_adam(path, p)
-                          else weight_decay) or 0.0), params)
+        lambda path, p: _zero_if_none(adam_weight_decay if takes_adam(path, p)
+                                      else weight_decay), params)
 
   def build(params):
     return MuonSlots(
         optax.tree.zeros_like(params),
         jax.tree_util.tree_map_with_path(
-            lambda path, p: jnp.zeros(p.shape if takes_adam(path, p) else (0,),
-                                      p.dtype), params))
+            lambda path, p: jnp.zeros_like(p) if takes_adam(path, p)
+            else jnp.zeros((0,), p.dtype), params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
@@ -129,8 +134,9 @@ def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
     def muon_step(g, mu, v):
       mu = mu + (g + mu * (cast_like(momentum, g) - 1))
       direction = g + cast_like(momentum, g) * mu if nesterov else mu
-      update = cast_like(learning_rate, g) * orthogonalize(
-          direction, ns_steps, muon_a, muon_b, muon_c)
+      update = cast_like(learning_rate, g) * on_whole_array(
+          lambda d: orthogonalize(d, ns_steps, muon_a, muon_b, muon_c),
+          direction)
       if rms_rate is not None:
         update = update * jnp.sqrt(
             jnp.asarray(max(g.shape[0], g.shape[1]), g.dtype)) * cast_like(
@@ -144,3 +150,8 @@ def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
     return updates, MuonSlots(mu, v)
 
   return UpdateStep(build, update, weight_decay_rates)
+
+
+def _zero_if_none(rate: Any) -> Any:
+  # Not `rate or 0.0`: an injected rate is a traced array.
+  return 0.0 if rate is None else rate

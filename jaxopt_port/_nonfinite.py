@@ -8,6 +8,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxopt_port._init import optax_init
+
 
 class SkipNonfiniteState(NamedTuple):
   """State of `skip_nonfinite`."""
@@ -64,4 +66,5 @@ def skip_nonfinite(inner: optax.GradientTransformation
     skipped = state.skipped_steps + jnp.where(finite, 0, 1).astype(jnp.int32)
     return updates, SkipNonfiniteState(inner_state, skipped)
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return optax.GradientTransformationExtraArgs(optax_init(init_fn),
+                                              update_fn)

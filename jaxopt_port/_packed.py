@@ -18,6 +18,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxopt_port._init import optax_init
+from jaxopt_port._sharding import laid_out_like, replicated
+
 _ELEMENTWISE_UPDATES: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 
@@ -83,7 +86,8 @@ def pack(tree: Any) -> PackedTree:
     name = leaf.dtype.name
     layout_leaves.append(_Leaf(name, sizes[name], tuple(leaf.shape)))
     sizes[name] += leaf.size
-    parts[name].append(leaf.reshape(-1))
+    # One buffer holds differently sharded leaves: it is replicated.
+    parts[name].append(replicated(leaf).reshape(-1))
   buffers = {name: parts[name][0] if len(parts[name]) == 1
              else jnp.concatenate(parts[name]) for name in names}
   return PackedTree(buffers, _Layout(treedef, tuple(layout_leaves),
@@ -163,9 +167,10 @@ def packed(transform: optax.GradientTransformation, *,
         **extra_args)
     if isinstance(updates, PackedTree):
       return packed_updates, state
-    return unpack(packed_updates), state
+    return jax.tree.map(laid_out_like, unpack(packed_updates), updates), state
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return optax.GradientTransformationExtraArgs(optax_init(init_fn),
+                                              update_fn)
 
 
 def _packed(tree: Any) -> PackedTree:

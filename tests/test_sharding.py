@@ -1,9 +1,12 @@
-"""JAX state sharded like its params (NamedSharding over 8 virtual CPU
-devices): the same numbers as on one device, and every state leaf that
-mirrors a parameter laid out like that parameter.
+"""JAX state sharded like its params (a 4x2 mesh of 8 virtual CPU devices,
+`Auto` and `Explicit` axes): for every port, its Keras 3 base arguments
+(accumulation, EMA, clipping, decay) and the wrappers, the same numbers as
+on one device, and every state leaf that mirrors a parameter laid out like
+that parameter (Adafactor's factored moments like its rows and columns).
 
-The device count is fixed when JAX starts, so the run is a process of its
-own (tests/scripts/sharded.py).
+The device count is fixed when JAX starts, so each mesh runs in a process
+of its own (tests/scripts/sharded.py); one test per mesh, so that the two
+processes run on two workers.
 """
 
 import json
@@ -13,35 +16,56 @@ import sys
 
 import pytest
 
+from ports import SHARDED_CASES
+
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "sharded.py"
-OPTIMIZERS = ["adam", "adamw", "legacy.rmsprop", "lamb", "nadam",
-              "adam-ema-accumulation", "tf1.ftrl", "addons.lookahead",
-              "skip_nonfinite(sgd)"]
 
 
-@pytest.fixture(scope="module")
-def report():
-  result = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True,
-                          text=True, timeout=600, check=False)
+def report(axis_type):
+  result = subprocess.run([sys.executable, str(SCRIPT), axis_type],
+                          capture_output=True, text=True, timeout=1200,
+                          check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   return json.loads(result.stdout)
 
 
-def test_eight_devices(report):
-  assert report["devices"] == 8
-
-
-@pytest.mark.parametrize("name", OPTIMIZERS)
-def test_sharded_equals_one_device_with_state_laid_out_like_params(report,
-                                                                   name):
-  result = report[name]
-  # Lamb's and Nadam's reductions add up in another order across shards.
-  assert result["max_abs_diff"] <= 2e-7
-  assert result["params_sharded_alike"]
-  assert result["param_shaped_state_leaves"] >= 4
-  assert result["mismatched_state_shardings"] == []
-
-
-def test_the_layout_check_catches_a_replicated_state(report):
-  assert sorted(report["control: replicated adam state"]) == sorted(
-      ["['dense']['bias']", "['dense']['kernel']", "['embedding']"] * 2)
+@pytest.mark.parametrize("axis_type", ["Auto", "Explicit"])
+def test_every_port_sharded_like_its_params_and_equal_to_one_device(
+    axis_type):
+  found = report(axis_type)
+  assert found["devices"] == 8
+  assert list(found["cases"]) == [name for name, _, _ in SHARDED_CASES]
+  failures = {}
+  for name, result in found["cases"].items():
+    problems = []
+    if "error" in result:
+      problems.append(result["error"])
+    else:
+      # Reductions (global norms, Lamb's and NovoGrad's layer norms, Muon's
+      # matrix products) add up in another order across shards.
+      if result["tolerance_ratio"] > 1.0:
+        problems.append(f"differs from one device: {result}")
+      if not result["params_sharded_alike"]:
+        problems.append("params not laid out as placed")
+      if result["mismatched_state_shardings"]:
+        problems.append(f"laid out otherwise than their parameter: "
+                        f"{result['mismatched_state_shardings']}")
+      if result.get("mismatched_factored_moments"):
+        problems.append(f"factored moments laid out otherwise: "
+                        f"{result['mismatched_factored_moments']}")
+    if problems:
+      failures[name] = problems
+  assert not failures, json.dumps(failures, indent=1)[:6000]
+  # Ports with slots have them checked: Adam's m and v for the 3 sharded
+  # parameters and the replicated scalar, Adafactor's factored moments.
+  assert found["cases"]["adam"]["param_shaped_state_leaves"] == 8
+  assert found["cases"]["adam+base"]["param_shaped_state_leaves"] == 16
+  assert found["cases"]["adafactor"]["mismatched_factored_moments"] == []
+  # The checks catch a state laid out otherwise (replicated).
+  assert sorted(found["cases"]["adam"]["control: replicated state"]) == \
+      sorted(f".slots.{slot}{path}" for slot in ("momentum", "velocity")
+             for path in ("['dense']['bias']", "['dense']['kernel']",
+                          "['embedding']"))
+  assert sorted(found["cases"]["adafactor"]["control: replicated state"]) == \
+      sorted(["row_moments['dense']['kernel']", "row_moments['embedding']",
+              "column_moments['dense']['kernel']"])

@@ -23,6 +23,7 @@ from jaxopt_port import _adam, _checks, _sgd
 from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like, map_leaves,
                                one_minus_in_dtype, path_name,
                                with_legacy_base_arguments)
+from jaxopt_port._sharding import on_whole_array
 from jaxopt_port.addons._wrappers import (AveragedState, LookaheadState,
                                           average_params, lookahead,
                                           moving_average, swa)
@@ -538,7 +539,7 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
       if ord == "fro":
         s = g / (jnp.sum(g ** 2) ** 0.5 + cast_like(epsilon, g))
       else:
-        s = _top_singular_direction(g)
+        s = on_whole_array(_top_singular_direction, g)
       lr = cast_like(learning_rate, p)
       return p * lr - (1 - lr) * cast_like(lambda_, p) * s - p
 

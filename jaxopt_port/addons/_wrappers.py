@@ -16,6 +16,7 @@ import optax
 
 from jaxopt_port import _checks
 from jaxopt_port._base import map_leaves
+from jaxopt_port._init import optax_init
 
 
 class AveragedState(NamedTuple):
@@ -52,7 +53,8 @@ def _averaging(optimizer: optax.GradientTransformation, name: str,
     return updates, AveragedState(inner_state, average,
                                   optax.safe_increment(state.iterations))
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return optax.GradientTransformationExtraArgs(optax_init(init_fn),
+                                              update_fn)
 
 
 def moving_average(optimizer: optax.GradientTransformation,
@@ -175,4 +177,5 @@ def lookahead(optimizer: optax.GradientTransformation, sync_period: int = 6,
     return updates, LookaheadState(inner_state, slow,
                                    optax.safe_increment(state.iterations))
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return optax.GradientTransformationExtraArgs(optax_init(init_fn),
+                                              update_fn)

@@ -186,7 +186,7 @@ def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
   if callable(learning_rate):
     raise ValueError("The Nadam optimizer does not support learning-rate "
                      "schedules as the learning rate.")
-  if decay:
+  if _checks.concrete_number(decay):  # (Injected, it is traced.)
     raise ValueError(
         "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
         "tf_keras overwrites `decay` with it, ignoring yours; pass "

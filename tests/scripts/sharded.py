@@ -1,118 +1,192 @@
 """JAX state sharded like its params over 8 virtual CPU devices.
 
-Run as a process of its own (the device count is fixed when JAX starts):
-prints a JSON report, per optimizer: the largest difference from the same
-steps on one device, and the state leaves whose sharding differs from their
-parameter's.
+Run as a process of its own (the device count is fixed when JAX starts),
+with the mesh's axis type (`Auto` or `Explicit`) as argument: prints a JSON
+report. For every port of `ports.SHARDED_CASES`: the largest difference
+from the same steps on one device, the state leaves that mirror a parameter
+but are laid out otherwise, and, for Adafactor, the factored moments laid
+out otherwise than their parameter's rows and columns.
 """
 
 import json
 import os
+import pathlib
+import sys
 
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=8")
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
 
 # pylint: disable=wrong-import-position
+import contextlib
+import functools
+
 import jax
-import jaxopt_port
 import numpy as np
 import optax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
-STEPS = 5
-MESH = jax.make_mesh((4, 2), ("data", "model"),
-                     axis_types=(jax.sharding.AxisType.Auto,) * 2)
+from ports import SHARDED_CASES
+
+STEPS = 3
 SPECS = {"dense": {"kernel": PartitionSpec("data", "model"),
                    "bias": PartitionSpec("model")},
          "embedding": PartitionSpec("data", None),
          "scale": PartitionSpec()}
 SHAPES = {"dense": {"kernel": (16, 8), "bias": (8,)}, "embedding": (32, 4),
           "scale": ()}
-OPTIMIZERS = {
-    "adam": lambda: jaxopt_port.adam(0.01),
-    "adamw": lambda: jaxopt_port.adamw(0.01, weight_decay=0.1),
-    "legacy.rmsprop": lambda: jaxopt_port.legacy.rmsprop(0.01, momentum=0.9),
-    "lamb": lambda: jaxopt_port.lamb(0.01),
-    "nadam": lambda: jaxopt_port.nadam(0.01),
-    "adam-ema-accumulation": lambda: jaxopt_port.adam(
-        0.01, use_ema=True, gradient_accumulation_steps=2),
-    "tf1.ftrl": lambda: jaxopt_port.tf1.ftrl(0.1),
-    "addons.lookahead": lambda: jaxopt_port.addons.lookahead(
-        jaxopt_port.addons.yogi(0.01)),
-    "skip_nonfinite(sgd)": lambda: jaxopt_port.skip_nonfinite(
-        jaxopt_port.sgd(0.01, momentum=0.9)),
-}
+is_shape = lambda x: isinstance(x, tuple)  # pylint: disable=unnecessary-lambda-assignment
+is_spec = lambda x: isinstance(x, PartitionSpec)  # pylint: disable=unnecessary-lambda-assignment
 
 
 def problem():
   rng = np.random.default_rng(0)
   make = lambda shape: rng.standard_normal(shape).astype(np.float32)
-  params = jax.tree.map(make, SHAPES, is_leaf=lambda x: isinstance(x, tuple))
-  grads = [jax.tree.map(make, SHAPES, is_leaf=lambda x: isinstance(x, tuple))
+  params = jax.tree.map(make, SHAPES, is_leaf=is_shape)
+  grads = [jax.tree.map(make, SHAPES, is_leaf=is_shape)
            for _ in range(STEPS)]
   return params, grads
 
 
-def run(transform, params, grads, shardings):
-  @jax.jit
-  def step(params, state, grads):
-    updates, state = transform.update(grads, state, params)
-    return optax.apply_updates(params, updates), state
-  place = (lambda tree: jax.device_put(tree, shardings)) if shardings else (
-      lambda tree: jax.device_put(tree, jax.devices()[0]))
-  params = place(params)
-  state = jax.jit(transform.init)(params)
-  for g in grads:
-    params, state = step(params, state, place(g))
-  return params, state
+def run(transforms, params, grads, mesh):
+  """For each transform, its params and state after `STEPS` steps from
+  `init`, on `mesh` (params and gradients sharded by SPECS) or on one
+  device. All transforms run in one jitted function (one compile for all:
+  compiles for 8 devices are the cost here). A transform that cannot be
+  traced on the mesh gives its error instead."""
+  if mesh is None:
+    place = lambda tree: jax.device_put(tree, jax.devices()[0])
+    scope = contextlib.nullcontext()
+  else:
+    shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
+                             is_leaf=is_spec)
+    place = lambda tree: jax.device_put(tree, shardings)
+    scope = jax.set_mesh(mesh)
+
+  def train(transform, params, grads):
+    state = transform.init(params)
+    for g in grads:
+      updates, state = transform.update(g, state, params)
+      params = optax.apply_updates(params, updates)
+    return params, state
+
+  with scope:
+    params, grads = place(params), [place(g) for g in grads]
+    errors = {}
+    for index, transform in enumerate(transforms):
+      try:
+        jax.eval_shape(functools.partial(train, transform), params, grads)
+      except Exception as error:  # pylint: disable=broad-except
+        errors[index] = f"{type(error).__name__}: {error}"[:2000]
+    traceable = [t for i, t in enumerate(transforms) if i not in errors]
+    results = iter(jax.jit(lambda params, grads: [
+        train(t, params, grads) for t in traceable])(params, grads))
+    return [errors[i] if i in errors else next(results)
+            for i in range(len(transforms))]
 
 
-def mismatched_shardings(transform, state, shardings):
+def mirrors(state):
+  """(state path, leaf, parameter path) of every state leaf that mirrors a
+  parameter: a floating leaf whose path ends with the parameter's, of its
+  shape (not Muon's and Adafactor's empty placeholders; not AdagradDecay's
+  integer count per row, whose value never depends on the parameter's, so
+  that on an `Auto` mesh XLA lays it out as it likes)."""
+  params = {jax.tree_util.keystr(path): shape for path, shape in
+            jax.tree_util.tree_flatten_with_path(SHAPES, is_leaf=is_shape)[0]}
+  found = []
+  for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+    name = jax.tree_util.keystr(path)
+    for param, shape in params.items():
+      if (name.endswith(param) and leaf.shape == shape
+          and np.issubdtype(leaf.dtype, np.floating)):
+        found.append((name, leaf, param))
+  return found
+
+
+def mismatched_shardings(state, mesh):
   """Paths of the state leaves that mirror a parameter but are not laid out
   like it."""
+  specs = {jax.tree_util.keystr(path): spec for path, spec in
+           jax.tree_util.tree_flatten_with_path(SPECS, is_leaf=is_spec)[0]}
+  return [name for name, leaf, param in mirrors(state)
+          if not leaf.sharding.is_equivalent_to(
+              NamedSharding(mesh, specs[param]), leaf.ndim)]
+
+
+def mismatched_factored_moments(state, mesh):
+  """Adafactor's row and column moments of the 2-D parameters whose layout
+  is not their parameter's with the column (row) axis dropped."""
+  slots = state.slots
   mismatched = []
-  paths = jax.tree_util.tree_map_with_path(
-      lambda path, _: jax.tree_util.keystr(path), SHAPES,
-      is_leaf=lambda x: isinstance(x, tuple))
-  optax.tree_map_params(
-      transform,
-      lambda leaf, sharding, path: mismatched.append(path) if (
-          not leaf.sharding.is_equivalent_to(sharding, leaf.ndim)) else None,
-      state, shardings, paths, transform_non_params=lambda _: None)
+  for field, dropped in (("row_moments", -1), ("column_moments", -2)):
+    for path, leaf in jax.tree_util.tree_flatten_with_path(
+        getattr(slots, field))[0]:
+      spec = SPECS
+      for entry in path:
+        spec = spec[entry.key]
+      if len(spec) != 2:
+        continue
+      axes = list(spec)
+      del axes[dropped]
+      expected = NamedSharding(mesh, PartitionSpec(*axes))
+      if not leaf.sharding.is_equivalent_to(expected, leaf.ndim):
+        mismatched.append(f"{field}{jax.tree_util.keystr(path)}")
   return mismatched
 
 
-def main():
-  shardings = jax.tree.map(lambda spec: NamedSharding(MESH, spec), SPECS,
-                           is_leaf=lambda x: isinstance(x, PartitionSpec))
+def largest_difference(a, b, rtol=0.0, atol=1.0):
+  """The largest |a - b| / (atol + rtol * |b|) over two trees' leaves: the
+  largest absolute difference by default, and at most 1 where they are
+  equal within (rtol, atol)."""
+  def difference(x, y):
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    return float(np.max(np.abs(x - y) / (atol + rtol * np.abs(y)),
+                        initial=0.0))
+  return max(difference(x, y)
+             for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+
+
+def main(axis_type):
+  mesh = jax.make_mesh((4, 2), ("data", "model"),
+                       axis_types=(AxisType[axis_type],) * 2)
   params, grads = problem()
-  report = {"devices": jax.device_count()}
-  for name, make in OPTIMIZERS.items():
-    transform = make()
-    sharded_params, sharded_state = run(transform, params, grads, shardings)
-    single_params, single_state = run(transform, params, grads, None)
-    difference = max(
-        float(np.max(np.abs(np.asarray(a) - np.asarray(b)), initial=0.0))
-        for a, b in zip(jax.tree.leaves((sharded_params, sharded_state)),
-                        jax.tree.leaves((single_params, single_state))))
-    mismatched = mismatched_shardings(transform, sharded_state, shardings)
-    params_sharded_alike = all(
-        p.sharding.is_equivalent_to(s, p.ndim) for p, s in zip(
-            jax.tree.leaves(sharded_params), jax.tree.leaves(shardings)))
-    slots = len(jax.tree.leaves(optax.tree_map_params(
-        transform, lambda leaf: 0, sharded_state,
-        transform_non_params=lambda _: None)))
-    report[name] = {"max_abs_diff": difference,
-                    "mismatched_state_shardings": mismatched,
-                    "param_shaped_state_leaves": slots,
-                    "params_sharded_alike": params_sharded_alike}
-    if name == "adam":  # The check catches a state laid out otherwise.
-      replicated = jax.device_put(sharded_state,
-                                  NamedSharding(MESH, PartitionSpec()))
-      report["control: replicated adam state"] = mismatched_shardings(
-          transform, replicated, shardings)
+  transforms = [factory(**kwargs) for _, factory, kwargs in SHARDED_CASES]
+  singles = run(transforms, params, grads, None)
+  shardeds = run(transforms, params, grads, mesh)
+  shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
+                           is_leaf=is_spec)
+  report = {"devices": jax.device_count(), "cases": {}}
+  for (name, _, _), single, sharded in zip(SHARDED_CASES, singles, shardeds):
+    if isinstance(sharded, str):
+      report["cases"][name] = {"error": sharded}
+      continue
+    sharded_params, sharded_state = sharded
+    result = {
+        "max_abs_diff": largest_difference(sharded, single),
+        # DESIGN.md's tolerance: <= 1 where equal within rtol 1e-5, atol 1e-6.
+        "tolerance_ratio": largest_difference(sharded, single, rtol=1e-5,
+                                              atol=1e-6),
+        "mismatched_state_shardings": mismatched_shardings(sharded_state,
+                                                           mesh),
+        "params_sharded_alike": all(
+            p.sharding.is_equivalent_to(s, p.ndim) for p, s in zip(
+                jax.tree.leaves(sharded_params), jax.tree.leaves(shardings))),
+        "param_shaped_state_leaves": len(mirrors(sharded_state)),
+    }
+    replicated = jax.device_put(sharded_state,
+                                NamedSharding(mesh, PartitionSpec()))
+    if name.startswith("adafactor"):
+      result["mismatched_factored_moments"] = mismatched_factored_moments(
+          sharded_state, mesh)
+      if name == "adafactor":  # The check catches a replicated state.
+        result["control: replicated state"] = mismatched_factored_moments(
+            replicated, mesh)
+    if name == "adam":
+      result["control: replicated state"] = mismatched_shardings(replicated,
+                                                                 mesh)
+    report["cases"][name] = result
   print(json.dumps(report))
 
 
 if __name__ == "__main__":
-  main()
+  main(sys.argv[1])

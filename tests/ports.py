@@ -1,0 +1,86 @@
+"""Every JAX port as a JAX user builds one: each catalog declaration with its
+defaults, again with the base arguments that add state (EMA, accumulators)
+or change the step (decay, clipping), with the hyperparameters that add a
+slot, and the wrappers around a port.
+
+A case is `(name, factory, kwargs)`: `factory(**kwargs)` is the transform,
+and `optax.inject_hyperparams(factory)(**kwargs)` its injected twin. Used by
+tests/test_jax_citizen.py and (`SHARDED_CASES`) tests/scripts/sharded.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import jaxopt_port
+from jaxopt_port import addons
+
+from tf_bridge import catalog
+
+# Keras 3's base arguments, each of which adds state or changes the step.
+KERAS_BASE = {"weight_decay": 0.01, "use_ema": True,
+              "ema_overwrite_frequency": 2, "gradient_accumulation_steps": 2,
+              "clipnorm": 1.0}
+# OptimizerV2's (TF Addons' classes are OptimizerV2 ones).
+LEGACY_BASE = {"decay": 0.1, "clipvalue": 0.5, "global_clipnorm": 1.0}
+
+# Hyperparameters that add a slot.
+SLOT_VARIANTS = {
+    "sgd": {"momentum": 0.9, "nesterov": True},
+    "rmsprop": {"momentum": 0.9, "centered": True},
+    "adam": {"amsgrad": True},
+    "legacy.sgd": {"momentum": 0.9},
+    "legacy.rmsprop": {"momentum": 0.9, "centered": True},
+    "legacy.adam": {"amsgrad": True},
+    "addons.lamb": {"exclude_from_layer_adaptation": ["bias"]},
+}
+
+
+WRAPPERS: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
+    ("skip_nonfinite(adam)", jaxopt_port.skip_nonfinite,
+     {"inner": jaxopt_port.adam(0.01)}),
+    ("addons.moving_average(sgd)", addons.moving_average,
+     {"optimizer": jaxopt_port.sgd(0.1, momentum=0.9), "average_decay": 0.9}),
+    ("addons.swa(adam)", addons.swa,
+     {"optimizer": jaxopt_port.adam(0.01), "start_averaging": 1,
+      "average_period": 2}),
+    ("addons.lookahead(yogi)", addons.lookahead,
+     {"optimizer": addons.yogi(0.01), "sync_period": 2}),
+    ("multi_optimizer(adam, sgd)", jaxopt_port.multi_optimizer,
+     {"default_optimizer": jaxopt_port.adam(0.01),
+      "optimizer_map": {"dense/bias": jaxopt_port.sgd(0.1, momentum=0.5)}}),
+    ("packed(adam)", jaxopt_port.packed, {"transform": jaxopt_port.adam(0.01)}),
+    ("addons.decoupled_weight_decay(legacy.adam)",
+     addons.decoupled_weight_decay(jaxopt_port.legacy.adam),
+     {"weight_decay": 0.01, "learning_rate": 0.01}),
+]
+
+
+def cases() -> list[tuple[str, Callable[..., Any], dict[str, Any]]]:
+  found = []
+  for declaration in catalog.CATALOG:
+    parameters = inspect.signature(declaration.port).parameters
+    required = dict(declaration.required)
+    found.append((declaration.name, declaration.port, required))
+    if "ema_overwrite_frequency" in parameters:
+      found.append((declaration.name + "+base", declaration.port,
+                    {**required, **KERAS_BASE}))
+    elif "global_clipnorm" in parameters and declaration.name != "legacy.nadam":
+      # (Legacy Nadam refuses `decay`: tf_keras overwrites it.)
+      found.append((declaration.name + "+base", declaration.port,
+                    {**required, **LEGACY_BASE}))
+    if declaration.name in SLOT_VARIANTS:
+      found.append((declaration.name + "+slots", declaration.port,
+                    {**required, **SLOT_VARIANTS[declaration.name]}))
+  return found + WRAPPERS
+
+
+CASES = cases()
+IDS = [name for name, _, _ in CASES]
+# For sharding: every port, the Keras 3 base arguments (EMA, accumulation,
+# clipping, decay) and the wrappers; OptimizerV2's base arguments and the
+# slot variants add no layout of their own.
+SHARDED_CASES = [(name, factory, kwargs) for name, factory, kwargs in CASES
+                 if not name.endswith("+slots")
+                 and not (name.endswith("+base") and "." in name)]

@@ -1,0 +1,122 @@
+"""Every port keeps optax's contract, as JAX code relies on it.
+
+For every cataloged port, its base-argument and slot variants and the
+wrappers (tests/ports.py): `init` returns buffers of its own, so the
+standard `jax.jit(step, donate_argnums=(0, 1))` runs; `init` takes abstract
+params (`jax.ShapeDtypeStruct`, `jax.eval_shape`) and gives the concrete
+init's layout; and the state keeps its tree, shapes and dtypes across
+`update`, with and without `optax.inject_hyperparams`, under `jit` and
+`lax.scan`.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from ports import CASES, IDS
+
+PARAMS = {"dense": {"kernel": jnp.arange(12.0).reshape(4, 3) / 11 - 0.5,
+                    "bias": jnp.array([0.5, -0.5, 0.25])},
+          "embedding": jnp.linspace(-1.0, 1.0, 12).reshape(6, 2),
+          "scale": jnp.array(2.0, jnp.float32)}
+STEPS = 3
+
+
+def _gradients(step):
+  leaves, treedef = jax.tree.flatten(PARAMS)
+  keys = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(0), step),
+                          len(leaves))
+  return treedef.unflatten([jax.random.normal(k, leaf.shape, leaf.dtype)
+                            for k, leaf in zip(keys, leaves)])
+
+
+GRADIENTS = [_gradients(step) for step in range(STEPS)]
+STACKED_GRADIENTS = jax.tree.map(lambda *g: jnp.stack(g), *GRADIENTS)
+
+
+def fresh_params():
+  return jax.tree.map(jnp.copy, PARAMS)
+
+
+def layout(tree):
+  """Tree structure, then each leaf's shape, dtype and weak type."""
+  return jax.tree.structure(tree), [
+      (tuple(leaf.shape), jnp.dtype(leaf.dtype),
+       bool(getattr(leaf, "weak_type", False)))
+      for leaf in jax.tree.leaves(tree)]
+
+
+def train_step(transform):
+  def step(params, state, grads):
+    updates, state = transform.update(grads, state, params)
+    return optax.apply_updates(params, updates), state
+  return step
+
+
+def buffers(tree):
+  return [leaf.unsafe_buffer_pointer() for leaf in jax.tree.leaves(tree)
+          if leaf.size]
+
+
+def scanned(transform, params, state):
+  """`STEPS` steps in one jitted `lax.scan` (which refuses a carry whose
+  type changes)."""
+  step = train_step(transform)
+
+  def body(carry, grads):
+    return step(*carry, grads), None
+
+  run = jax.jit(lambda params, state: jax.lax.scan(
+      body, (params, state), STACKED_GRADIENTS)[0])
+  return run(params, state)
+
+
+@pytest.mark.parametrize("name,factory,kwargs", CASES, ids=IDS)
+def test_own_buffers_donation_and_stable_layout(name, factory, kwargs):
+  del name
+  transform = factory(**kwargs)
+  params = fresh_params()
+  state = transform.init(params)
+  own = buffers(state)
+  assert len(own) == len(set(own)), "two state leaves share a buffer"
+  assert not set(own) & set(buffers(params)), "a state leaf is a parameter"
+  expected_params, expected_state = scanned(transform, params, state)
+  assert layout(expected_state) == layout(state)
+  donating = jax.jit(train_step(transform), donate_argnums=(0, 1))
+  for grads in GRADIENTS:
+    params, state = donating(params, state, grads)
+  assert layout(state) == layout(expected_state)
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6,
+                                                       atol=1e-7),
+               (params, state), (expected_params, expected_state))
+  assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(params))
+
+
+@pytest.mark.parametrize("name,factory,kwargs", CASES, ids=IDS)
+def test_abstract_init_has_the_concrete_layout(name, factory, kwargs):
+  del name
+  transform = factory(**kwargs)
+  concrete = transform.init(PARAMS)
+  abstract_params = jax.tree.map(
+      lambda p: jax.ShapeDtypeStruct(p.shape, p.dtype), PARAMS)
+  from_structs = transform.init(abstract_params)
+  assert layout(from_structs) == layout(concrete)
+  assert all(isinstance(leaf, jax.Array)
+             for leaf in jax.tree.leaves(from_structs))
+  shapes = jax.eval_shape(transform.init, PARAMS)
+  assert jax.tree.structure(shapes) == jax.tree.structure(concrete)
+  assert [(s.shape, s.dtype) for s in jax.tree.leaves(shapes)] == [
+      (c.shape, c.dtype) for c in jax.tree.leaves(concrete)]
+
+
+@pytest.mark.parametrize("name,factory,kwargs", CASES, ids=IDS)
+def test_injected_state_layout_is_stable(name, factory, kwargs):
+  """`inject_hyperparams` passes every numeric argument as a traced array."""
+  del name
+  transform = optax.inject_hyperparams(factory)(**kwargs)
+  state = transform.init(PARAMS)
+  params, after = scanned(transform, PARAMS, state)
+  assert layout(after) == layout(state)
+  assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(params))
