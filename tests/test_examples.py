@@ -19,6 +19,10 @@ def run(*arguments, cwd=EXAMPLES):
     ("jax_training_loop.py", "loss "),
     ("keras_fit.py", "accuracy "),
     ("custom_optimizer.py", "parity checked in both Keras generations"),
+    ("flax_nnx.py", "bit-identical to the uninterrupted run"),
+    ("flax_linen.py", "bit-identical to the uninterrupted run"),
+    ("jax_distributed.py", "state sharded like the params"),
+    ("multi_worker.py", "tf_bridge.legacy.SGD vs tf_keras.legacy.SGD"),
 ])
 def test_example_runs(script, expected):
   result = run(str(EXAMPLES / script))
