@@ -22,8 +22,12 @@ from tf_bridge import catalog
 KERAS_BASE = {"weight_decay": 0.01, "use_ema": True,
               "ema_overwrite_frequency": 2, "gradient_accumulation_steps": 2,
               "clipnorm": 1.0}
+# The ones the first set leaves out (the clipping arguments exclude each
+# other in Keras 3).
+KERAS_BASE_2 = {"clipvalue": 0.5, "loss_scale_factor": 2.0, "use_ema": True}
 # OptimizerV2's (TF Addons' classes are OptimizerV2 ones).
 LEGACY_BASE = {"decay": 0.1, "clipvalue": 0.5, "global_clipnorm": 1.0}
+LEGACY_BASE_2 = {"lr": 0.02, "clipnorm": 0.5}
 
 # Hyperparameters that add a slot.
 SLOT_VARIANTS = {
@@ -66,10 +70,18 @@ def cases() -> list[tuple[str, Callable[..., Any], dict[str, Any]]]:
     if "ema_overwrite_frequency" in parameters:
       found.append((declaration.name + "+base", declaration.port,
                     {**required, **KERAS_BASE}))
-    elif "global_clipnorm" in parameters and declaration.name != "legacy.nadam":
-      # (Legacy Nadam refuses `decay`: tf_keras overwrites it.)
-      found.append((declaration.name + "+base", declaration.port,
-                    {**required, **LEGACY_BASE}))
+      found.append((declaration.name + "+base2", declaration.port,
+                    {**required, **KERAS_BASE_2}))
+    elif "global_clipnorm" in parameters:
+      if declaration.name != "legacy.nadam":
+        # (Legacy Nadam refuses `decay`: tf_keras overwrites it.)
+        found.append((declaration.name + "+base", declaration.port,
+                      {**required, **LEGACY_BASE}))
+      # (Legacy Ftrl refuses `lr`: tf_keras ignores it there.)
+      own = inspect.signature(declaration.port.make_update_step).parameters
+      found.append((declaration.name + "+base2", declaration.port,
+                    {**required, **{k: v for k, v in LEGACY_BASE_2.items()
+                                    if k not in own}}))
     if declaration.name in SLOT_VARIANTS:
       found.append((declaration.name + "+slots", declaration.port,
                     {**required, **SLOT_VARIANTS[declaration.name]}))
@@ -82,5 +94,5 @@ IDS = [name for name, _, _ in CASES]
 # clipping, decay) and the wrappers; OptimizerV2's base arguments and the
 # slot variants add no layout of their own.
 SHARDED_CASES = [(name, factory, kwargs) for name, factory, kwargs in CASES
-                 if not name.endswith("+slots")
+                 if not name.endswith(("+slots", "+base2"))
                  and not (name.endswith("+base") and "." in name)]

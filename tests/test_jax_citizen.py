@@ -17,6 +17,10 @@ import pytest
 
 from ports import CASES, IDS
 
+# OptimizerV2's `lr` alias warns, as tf_keras does (ports.LEGACY_BASE_2).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The `lr` argument is deprecated:DeprecationWarning")
+
 PARAMS = {"dense": {"kernel": jnp.arange(12.0).reshape(4, 3) / 11 - 0.5,
                     "bias": jnp.array([0.5, -0.5, 0.25])},
           "embedding": jnp.linspace(-1.0, 1.0, 12).reshape(6, 2),

@@ -2,7 +2,9 @@
 `Auto` and `Explicit` axes): for every port, its Keras 3 base arguments
 (accumulation, EMA, clipping, decay) and the wrappers, the same numbers as
 on one device, and every state leaf that mirrors a parameter laid out like
-that parameter (Adafactor's factored moments like its rows and columns).
+that parameter (Adafactor's factored moments like its rows and columns),
+after jitted steps and as `init` builds it, from the params or from
+abstract params carrying their shardings.
 
 The device count is fixed when JAX starts, so each mesh runs in a process
 of its own (tests/scripts/sharded.py); one test per mesh, so that the two
@@ -50,6 +52,14 @@ def test_every_port_sharded_like_its_params_and_equal_to_one_device(
       if result["mismatched_state_shardings"]:
         problems.append(f"laid out otherwise than their parameter: "
                         f"{result['mismatched_state_shardings']}")
+      if result["mismatched_init_shardings"]:
+        problems.append(f"init (not jitted) lays these out otherwise than "
+                        f"their parameter: "
+                        f"{result['mismatched_init_shardings']}")
+      if result["abstract_init_shardings_differ"]:
+        problems.append(f"init of abstract params lays these out otherwise "
+                        f"than init of the params: "
+                        f"{result['abstract_init_shardings_differ']}")
       if result.get("mismatched_factored_moments"):
         problems.append(f"factored moments laid out otherwise: "
                         f"{result['mismatched_factored_moments']}")

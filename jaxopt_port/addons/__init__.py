@@ -413,7 +413,8 @@ def novograd(beta_1: float = 0.9, beta_2: float = 0.999,
   decays = not _checks.is_python_zero(weight_decay)
 
   def build(params):
-    scalars = jax.tree.map(lambda p: jnp.zeros([], p.dtype), params)
+    # Reduced from each parameter: on a mesh, laid out as its norm will be.
+    scalars = jax.tree.map(lambda p: jnp.zeros_like(p).sum(), params)
     return NovoGradSlots(optax.tree.zeros_like(params), scalars,
                          scalars if amsgrad else None)
 

@@ -156,7 +156,8 @@ def main(axis_type):
   shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
                            is_leaf=is_spec)
   report = {"devices": jax.device_count(), "cases": {}}
-  for (name, _, _), single, sharded in zip(SHARDED_CASES, singles, shardeds):
+  for (name, _, _), transform, single, sharded in zip(
+      SHARDED_CASES, transforms, singles, shardeds):
     if isinstance(sharded, str):
       report["cases"][name] = {"error": sharded}
       continue
@@ -173,6 +174,21 @@ def main(axis_type):
                 jax.tree.leaves(sharded_params), jax.tree.leaves(shardings))),
         "param_shaped_state_leaves": len(mirrors(sharded_state)),
     }
+    # `init` outside `jit`, on the placed params and on abstract ones
+    # carrying their shardings: the state is born laid out like the params.
+    with (jax.set_mesh(mesh) if axis_type == "Explicit"
+          else contextlib.nullcontext()):
+      placed = jax.device_put(params, shardings)
+      eager = transform.init(placed)
+      abstract = transform.init(jax.tree.map(
+          lambda p: jax.ShapeDtypeStruct(p.shape, p.dtype,
+                                         sharding=p.sharding), placed))
+    result["mismatched_init_shardings"] = mismatched_shardings(eager, mesh)
+    result["abstract_init_shardings_differ"] = [
+        jax.tree_util.keystr(path) for (path, a), e in zip(
+            jax.tree_util.tree_flatten_with_path(abstract)[0],
+            jax.tree.leaves(eager))
+        if not a.sharding.is_equivalent_to(e.sharding, a.ndim)]
     replicated = jax.device_put(sharded_state,
                                 NamedSharding(mesh, PartitionSpec()))
     if name.startswith("adafactor"):
