@@ -121,13 +121,53 @@ def transform_trajectory(transform: optax.GradientTransformation,
   return trajectory
 
 
+def _check_comparable(actual: Sequence[Sequence[np.ndarray]],
+                      expected: Sequence[Sequence[np.ndarray]],
+                      actual_name: str, expected_name: str) -> None:
+  """Refuses trajectories that cannot be compared value by value: empty,
+  of other lengths, variable counts, shapes or dtypes (a comparison that
+  zips or broadcasts them would pass on wrong input). A float64 reference
+  (a formula computed in numpy) may check a trajectory of any float dtype."""
+  if not len(expected):
+    raise AssertionError(f"The {expected_name} trajectory has no steps: "
+                         "there is nothing to compare.")
+  if len(actual) != len(expected):
+    raise AssertionError(
+        f"The {actual_name} trajectory has {len(actual)} steps, the "
+        f"{expected_name} one {len(expected)}.")
+  for step, (got_values, want_values) in enumerate(zip(actual, expected), 1):
+    if not len(want_values):
+      raise AssertionError(f"Step {step} of the {expected_name} trajectory "
+                           "has no variables: there is nothing to compare.")
+    if len(got_values) != len(want_values):
+      raise AssertionError(
+          f"At step {step} the {actual_name} trajectory has "
+          f"{len(got_values)} variables, the {expected_name} one "
+          f"{len(want_values)}.")
+    for index, (got, want) in enumerate(zip(got_values, want_values)):
+      got, want = np.asarray(got), np.asarray(want)
+      finer_reference = (want.dtype == np.float64
+                         and np.issubdtype(got.dtype, np.floating))
+      if got.shape != want.shape or (got.dtype != want.dtype
+                                     and not finer_reference):
+        raise AssertionError(
+            f"At step {step}, variable {index} of the {actual_name} "
+            f"trajectory has shape {got.shape} and dtype {got.dtype}, the "
+            f"{expected_name} one shape {want.shape} and dtype {want.dtype}.")
+
+
 def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
                          expected: Sequence[Sequence[np.ndarray]], *,
                          rtol: float, atol: float, actual_name: str = "transform",
                          expected_name: str = "native") -> None:
-  """Raises AssertionError at the first step and variable that differ."""
+  """Raises AssertionError at the first step and variable that differ, or
+  when the trajectories cannot be compared (empty, or of other lengths,
+  variable counts, shapes or dtypes; the expected trajectory may be a
+  float64 reference)."""
+  _check_comparable(actual, expected, actual_name, expected_name)
   for step, (got_values, want_values) in enumerate(zip(actual, expected), 1):
     for index, (got, want) in enumerate(zip(got_values, want_values)):
+      got, want = np.asarray(got), np.asarray(want)
       difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
       allowed = atol + rtol * np.abs(want.astype(np.float64))
       if not np.all(difference <= allowed):  # NaN fails too.

@@ -1,0 +1,64 @@
+"""`tf_bridge.testing.compare_trajectories`, behind every parity test and
+`assert_parity`, refuses what it cannot compare instead of zipping or
+broadcasting it into a pass, and names what differs."""
+
+import re
+
+import numpy as np
+import pytest
+
+from tf_bridge import testing
+
+STEP = [np.zeros((), np.float32), np.arange(5, dtype=np.float32)]
+REFERENCE = [STEP, STEP, STEP]
+
+
+def compare(actual, expected=REFERENCE):
+  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="port", expected_name="Adam")
+
+
+def test_equal_trajectories_pass():
+  compare([list(step) for step in REFERENCE])
+
+
+@pytest.mark.parametrize("actual,expected,message", [
+    ([], REFERENCE, "The port trajectory has 0 steps, the Adam one 3."),
+    (REFERENCE[:2], REFERENCE, "The port trajectory has 2 steps, the Adam "
+     "one 3."),
+    ([], [], "The Adam trajectory has no steps: there is nothing to "
+     "compare."),
+    ([[]] * 3, [[]] * 3, "Step 1 of the Adam trajectory has no variables: "
+     "there is nothing to compare."),
+    ([STEP[:1]] * 3, REFERENCE, "At step 1 the port trajectory has 1 "
+     "variables, the Adam one 2."),
+    # A scalar would broadcast against the (5,) reference.
+    ([STEP, [STEP[0], np.float32(2.0)], STEP], REFERENCE,
+     "At step 2, variable 1 of the port trajectory has shape () and dtype "
+     "float32, the Adam one shape (5,) and dtype float32."),
+    ([STEP, STEP, [STEP[0], STEP[1].astype(np.float64)]], REFERENCE,
+     "At step 3, variable 1 of the port trajectory has shape (5,) and dtype "
+     "float64, the Adam one shape (5,) and dtype float32."),
+    ([STEP, STEP, [STEP[0], STEP[1].astype(np.float16)]], REFERENCE,
+     "At step 3, variable 1 of the port trajectory has shape (5,) and dtype "
+     "float16, the Adam one shape (5,) and dtype float32."),
+])
+def test_refuses_what_cannot_be_compared(actual, expected, message):
+  with pytest.raises(AssertionError, match=f"^{re.escape(message)}$"):
+    compare(actual, expected)
+
+
+def test_a_float64_reference_checks_a_float32_trajectory():
+  reference = [[value.astype(np.float64) for value in step]
+               for step in REFERENCE]
+  compare([list(step) for step in REFERENCE], reference)
+  with pytest.raises(AssertionError, match="step 1, variable 1"):
+    compare([[STEP[0], STEP[1] + np.float32(1e-3)]] * 3, reference)
+
+
+def test_names_the_first_step_and_variable_that_differ():
+  moved = [STEP, [STEP[0], STEP[1] + np.float32(1e-3)], STEP]
+  with pytest.raises(AssertionError, match=re.escape(
+      "port and Adam part at step 2, variable 1 (shape (5,)): max abs diff "
+      "0.001")):
+    compare(moved)
