@@ -5,9 +5,11 @@ and save/load)."""
 
 import re
 
+import jax.numpy as jnp
 import jaxopt_port
 import keras
 import numpy as np
+import optax
 import pytest
 import tensorflow as tf
 import tf_keras
@@ -36,7 +38,8 @@ def sgd_trajectory(initial, gradients):
 
 
 def moving_average_numpy(initial, trajectory, decay, start_step, dynamic):
-  average = [np.zeros(p.shape) for p in initial]  # TFA's zero-initialized slot.
+  # TFA's slot starts at the variable's value.
+  average = [np.array(p, np.float64) for p in initial]
   averages = []
   for k, params in enumerate(trajectory):  # k: steps before this one.
     rate = 0.0 if k < start_step else (
@@ -48,7 +51,7 @@ def moving_average_numpy(initial, trajectory, decay, start_step, dynamic):
 
 
 def swa_numpy(initial, trajectory, start, period):
-  average = [np.zeros(p.shape) for p in initial]
+  average = [np.array(p, np.float64) for p in initial]
   averages = []
   for k, params in enumerate(trajectory):
     snapshots = max(0, (k - start) // period)
@@ -111,6 +114,23 @@ def test_moving_average_equals_formula(kwargs):
           initial, expected, kwargs["average_decay"],
           kwargs.get("start_step", 0), kwargs.get("dynamic_decay", False)),
       rtol=1e-5, atol=1e-6)
+
+
+def test_moving_average_golden_values():
+  """TFA's own test (moving_average_test.py): SGD(2.0) with an average decay
+  of 0.5, two steps; the averages start at the variables' values."""
+  transform = addons.moving_average(jaxopt_port.sgd(2.0), average_decay=0.5)
+  params = {"var0": jnp.array([1.0, 2.0]), "var1": jnp.array([3.0, 4.0])}
+  grads = {"var0": jnp.array([0.1, 0.1]), "var1": jnp.array([0.01, 0.01])}
+  state = transform.init(params)
+  for _ in range(2):
+    updates, state = transform.update(grads, state, params)
+    params = optax.apply_updates(params, updates)
+  np.testing.assert_allclose(params["var0"], [0.6, 1.6], rtol=1e-6)
+  np.testing.assert_allclose(params["var1"], [2.96, 3.96], rtol=1e-6)
+  average = addons.average_params(state)
+  np.testing.assert_allclose(average["var0"], [0.75, 1.75], rtol=1e-6)
+  np.testing.assert_allclose(average["var1"], [2.975, 3.975], rtol=1e-6)
 
 
 @pytest.mark.parametrize("start,period", [(0, 10), (7, 3), (0, 1)])

@@ -21,7 +21,7 @@ from jaxopt_port._init import optax_init
 
 class AveragedState(NamedTuple):
   inner_state: Any
-  average: optax.Params  # Starts at zero, as TFA's "average" slot.
+  average: optax.Params  # Starts at the params, as TFA's "average" slot.
   iterations: jax.Array  # Steps taken, as the inner optimizer's count.
 
 
@@ -40,8 +40,7 @@ def average_params(state: AveragedState) -> optax.Params:
 def _averaging(optimizer: optax.GradientTransformation, name: str,
                new_average) -> optax.GradientTransformationExtraArgs:
   def init_fn(params):
-    return AveragedState(optimizer.init(params),
-                         optax.tree.zeros_like(params),
+    return AveragedState(optimizer.init(params), params,
                          jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
@@ -71,9 +70,9 @@ def moving_average(optimizer: optax.GradientTransformation,
             (1 + k - start_step) / (10 + k - start_step) with dynamic_decay
     average = average - (1 - decay) * (average - p)
 
-  The average starts at zero, as TFA's slot does, so early on it is biased
-  towards zero (`dynamic_decay` shortens that). The params themselves follow
-  `optimizer`. (TFA's deprecated `num_updates` is not taken.)
+  The average starts at the params, as TFA's slot does
+  (`add_slot(var, "average", var.read_value())`). The params themselves
+  follow `optimizer`. (TFA's deprecated `num_updates` is not taken.)
 
   Args:
     optimizer: The transformation whose params are averaged.
@@ -107,7 +106,9 @@ def swa(optimizer: optax.GradientTransformation, start_averaging: int = 0,
   After each step of `optimizer`, with `k` the number of steps before this
   one: when `k >= start_averaging` and `k - start_averaging` is a multiple of
   `average_period`, the params are added to the running mean of snapshots,
-  `average = (average * n + p) / (n + 1)`, `n` the snapshots so far.
+  `average = (average * n + p) / (n + 1)`, `n` the snapshots so far. Before
+  the first snapshot the average is the initial params (TFA's slot starts at
+  the variable's value).
 
   Args:
     optimizer: The transformation whose params are averaged.
