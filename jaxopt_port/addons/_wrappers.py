@@ -157,8 +157,7 @@ def lookahead(optimizer: optax.GradientTransformation, sync_period: int = 6,
   _checks.check_range("slow_step_size", slow_step_size, 0.0, 1.0)
 
   def init_fn(params):
-    return LookaheadState(optimizer.init(params),
-                          jax.tree.map(jnp.array, params),
+    return LookaheadState(optimizer.init(params), params,
                           jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
