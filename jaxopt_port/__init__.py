@@ -26,18 +26,22 @@ from jaxopt_port._nadam import nadam
 from jaxopt_port._nonfinite import SkipNonfiniteState, skip_nonfinite
 from jaxopt_port._packed import PackedTree, pack, packed, unpack
 from jaxopt_port._rmsprop import rmsprop
+from jaxopt_port._row_sparse import (RowSparse, apply_updates, sparse_mode,
+                                     with_row_sparse_gradients)
 from jaxopt_port._schedule_free import schedule_free_adamw
 from jaxopt_port._sgd import sgd
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "KerasState", "LegacyState", "PackedTree", "SkipNonfiniteState",
+    "KerasState", "LegacyState", "PackedTree", "RowSparse",
+    "SkipNonfiniteState",
     "UpdateStep", "adadelta",
     "addons", "adafactor", "adagrad", "adagrad_decay", "adam", "adamax",
-    "adamw", "centered_momentum_sgd", "ftrl", "keras_transform", "lamb",
+    "adamw", "apply_updates", "centered_momentum_sgd", "ftrl", "keras_transform", "lamb",
     "legacy", "legacy_transform", "lion", "momentum_sgd", "multi_optimizer",
     "muon", "nadam", "pack", "packed", "rmsprop", "schedule_free_adamw",
-    "schedules", "sgd", "skip_nonfinite", "tf1", "unpack", "vanilla_sgd",
-    "with_keras_base_arguments", "with_legacy_base_arguments",
+    "schedules", "sgd", "skip_nonfinite", "sparse_mode", "tf1", "unpack",
+    "vanilla_sgd", "with_keras_base_arguments", "with_legacy_base_arguments",
+    "with_row_sparse_gradients",
 ]

@@ -57,7 +57,7 @@ def adagrad_update_step(initial_accumulator_value: Any, epsilon: Any, *,
   return UpdateStep(build, update, elementwise=True)
 
 
-@with_keras_base_arguments(learning_rate=0.001)
+@with_keras_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adagrad(initial_accumulator_value: float = 0.1,
             epsilon: float = 1e-7) -> UpdateStep:
   """Adagrad, as `keras.optimizers.Adagrad`.
@@ -138,7 +138,7 @@ def adagrad_decay_update_step(initial_accumulator_value: Any,
   return UpdateStep(build, update, elementwise=True)
 
 
-@with_keras_base_arguments(learning_rate=REQUIRED)
+@with_keras_base_arguments(learning_rate=REQUIRED, sparse_rows="rows")
 def adagrad_decay(initial_accumulator_value: float = 0.1,
                   accumulator_decay_step: int = 100000,
                   accumulator_decay_rate: float = 0.9) -> UpdateStep:

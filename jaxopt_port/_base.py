@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxopt_port import _checks, _packed
+from jaxopt_port import _checks, _packed, _row_sparse
 from jaxopt_port._init import optax_init
 
 Schedule = Callable[[jax.Array], jax.Array]
@@ -52,11 +52,17 @@ class UpdateStep(NamedTuple):
     elementwise: Each element's update depends on that element alone (and on
       scalars such as the step), so `jaxopt_port.packed` may run the step on
       one flat buffer per dtype.
+    sparse_rows: How a `RowSparse` gradient is applied, as the native class
+      applies `tf.IndexedSlices`: `"rows"` (touched rows of the parameter
+      and its slots only), `"params"` (slots everywhere, the parameter on
+      touched rows) or `"dense"`; see `jaxopt_port.RowSparse`. Set by the
+      declaration (`with_legacy_base_arguments(..., sparse_rows=...)`).
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
   weight_decay_rates: Callable[[optax.Params], Any] | None = None
   elementwise: bool = False
+  sparse_rows: str = _row_sparse.DENSE
 
 
 class KerasState(NamedTuple):
@@ -323,6 +329,8 @@ def keras_transform(
         f"use_ema=True or leave ema_overwrite_frequency=None. Received: "
         f"ema_overwrite_frequency={ema_overwrite_frequency}")
   accumulates = gradient_accumulation_steps is not None
+  decays_any = (weight_decay is not None
+                or update_step.weight_decay_rates is not None)
 
   def clip(grads):
     if clipnorm is not None:
@@ -349,8 +357,7 @@ def keras_transform(
         grads, params,
         [] if params is not None else _param_shaped_trees(init_fn, state),
         name)
-    decays = (weight_decay is not None
-              or update_step.weight_decay_rates is not None)
+    decays = decays_any
     if decays or use_ema:
       _checks.require_params(
           params, f"{name} with weight_decay or use_ema needs the current "
@@ -425,10 +432,14 @@ def keras_transform(
         iterations=optax.safe_increment(raw_iterations), slots=slots,
         accumulated_gradients=accumulated, average=average)
 
+  # Keras decays, averages and resets accumulators on every row.
+  row_wise = not (decays_any or use_ema or accumulates)
   return _declared(update_step, clipnorm,
                    optax.GradientTransformationExtraArgs(
                        optax_init(init_fn),
-                       _skipping_missing_gradients(init_fn, update_fn)))
+                       _skipping_missing_gradients(init_fn, update_fn)),
+                   sparse_rows=(update_step.sparse_rows if row_wise
+                                else _row_sparse.DENSE))
 
 
 def legacy_transform(
@@ -498,27 +509,42 @@ def legacy_transform(
   return _declared(update_step, clipnorm,
                    optax.GradientTransformationExtraArgs(
                        optax_init(init_fn),
-                       _skipping_missing_gradients(init_fn, update_fn)))
+                       _skipping_missing_gradients(init_fn, update_fn)),
+                   sparse_rows=update_step.sparse_rows)
 
 
 def _declared(update_step: UpdateStep, clipnorm: Any,
-              transform: optax.GradientTransformationExtraArgs
-              ) -> optax.GradientTransformationExtraArgs:
-  """`transform`, declared elementwise if its step is and no norm is taken
-  per variable."""
+              transform: optax.GradientTransformationExtraArgs, *,
+              sparse_rows: str) -> optax.GradientTransformationExtraArgs:
+  """`transform` taking `RowSparse` gradients as `sparse_rows` says,
+  declared elementwise if its step is and no norm is taken per variable."""
+  transform = _row_sparse.with_row_sparse_gradients(transform, sparse_rows)
   if update_step.elementwise and clipnorm is None:
     return _packed.declare_elementwise(transform)
   return transform
 
 
+SparseRows = Union[str, Callable[..., str]]
+
+
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
-             learning_rate: float, defaults: dict[str, Any]) -> Declaration:
+             learning_rate: float, defaults: dict[str, Any],
+             sparse_rows: SparseRows) -> Declaration:
   unknown = set(defaults) - set(base_arguments)
   if unknown:
     raise TypeError(f"Not base arguments: {sorted(unknown)}")
+  if not callable(sparse_rows) and sparse_rows not in _row_sparse.MODES:
+    raise ValueError(f"sparse_rows must be one of {_row_sparse.MODES} or a "
+                     f"function of the arguments, got {sparse_rows!r}")
 
-  def declare(make_update_step: Callable[..., UpdateStep]):
+  def declare(declared_step: Callable[..., UpdateStep]):
+    @functools.wraps(declared_step)
+    def make_update_step(**arguments):
+      mode = (sparse_rows(**arguments) if callable(sparse_rows)
+              else sparse_rows)
+      return declared_step(**arguments)._replace(sparse_rows=mode)
+
     own = inspect.signature(make_update_step).parameters
     parameters = [] if "learning_rate" in own else [inspect.Parameter(
         "learning_rate", inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -569,6 +595,7 @@ TF1_ARGUMENTS_DOC = """
 
 
 def with_keras_base_arguments(*, learning_rate: float,
+                              sparse_rows: SparseRows = _row_sparse.DENSE,
                               **defaults: Any) -> Declaration:
   """Declares a Keras 3 optimizer from the function making its `UpdateStep`.
 
@@ -577,17 +604,22 @@ def with_keras_base_arguments(*, learning_rate: float,
   (`KERAS_BASE_ARGUMENTS`, defaults overridable here) as keyword-only
   arguments. A base argument (or `learning_rate`) the decorated function also
   declares is passed to it too and keeps its position (AdamW's
-  `weight_decay`).
+  `weight_decay`). `sparse_rows` says how the native class applies sparse
+  gradients (`UpdateStep.sparse_rows`), or is a function of the decorated
+  function's arguments that says it.
   """
   return _declare(keras_transform, KERAS_BASE_ARGUMENTS,
-                  KERAS_BASE_ARGUMENTS_DOC, learning_rate, defaults)
+                  KERAS_BASE_ARGUMENTS_DOC, learning_rate, defaults,
+                  sparse_rows)
 
 
 def with_legacy_base_arguments(*, learning_rate: float,
+                               sparse_rows: SparseRows = _row_sparse.DENSE,
                                **defaults: Any) -> Declaration:
   """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips)."""
   return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
-                  LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults)
+                  LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults,
+                  sparse_rows)
 
 
 def path_name(path: tuple[Any, ...]) -> str:
@@ -607,11 +639,15 @@ def path_name(path: tuple[Any, ...]) -> str:
   return "/".join(parts)
 
 
-def with_tf1_arguments(*, learning_rate: Any = REQUIRED) -> Declaration:
+def with_tf1_arguments(*, learning_rate: Any = REQUIRED,
+                       sparse_rows: SparseRows = _row_sparse.ROWS
+                       ) -> Declaration:
   """As `with_legacy_base_arguments`, for a TF1 `compat.v1.train` optimizer:
   OptimizerV2's step semantics without its base arguments; `learning_rate`
-  is required, as in TF1."""
-  return _declare(legacy_transform, {}, TF1_ARGUMENTS_DOC, learning_rate, {})
+  is required, as in TF1. TF1's sparse kernels touch only the indexed rows
+  (Adam's aside)."""
+  return _declare(legacy_transform, {}, TF1_ARGUMENTS_DOC, learning_rate, {},
+                  sparse_rows)
 
 
 def map_leaves(fn: Callable[..., tuple[Any, ...]], count: int, tree: Any,

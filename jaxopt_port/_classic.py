@@ -69,7 +69,7 @@ def momentum_sgd_update_step(momentum: Any, *,
   return UpdateStep(build, update, elementwise=True)
 
 
-@with_keras_base_arguments(learning_rate=0.01)
+@with_keras_base_arguments(learning_rate=0.01, sparse_rows="rows")
 def vanilla_sgd() -> UpdateStep:
   """Plain gradient descent, the textbook custom optimizer: `p = p - lr * g`.
 

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import jax
 import optax
 
-from jaxopt_port import _checks
+from jaxopt_port import _checks, _row_sparse
 from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
 
 
@@ -50,7 +50,8 @@ def sgd_update_step(momentum: Any = 0.0, nesterov: bool = False) -> UpdateStep:
   return UpdateStep(build, update, elementwise=True)
 
 
-@with_keras_base_arguments(learning_rate=0.01)
+@with_keras_base_arguments(learning_rate=0.01,
+                           sparse_rows=_row_sparse.rows_without_momentum)
 def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   """Gradient descent with momentum, as `keras.optimizers.SGD`.
 

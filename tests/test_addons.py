@@ -315,26 +315,26 @@ def test_decoupled_weight_decay_of_legacy_adam_is_adamw():
     np.testing.assert_array_equal(got_step[1], want_step[1])
 
 
-SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, True),
+SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, "rows"),
           ("rectified_adam", {"weight_decay": 0.01}, "params"),
           ("yogi", {}, "params"),
-          ("novograd", {"weight_decay": 0.01}, True),
-          ("conditional_gradient", {}, True),
-          ("proximal_adagrad", {"l1_regularization_strength": 0.01}, True)]
+          ("novograd", {"weight_decay": 0.01}, "rows"),
+          ("conditional_gradient", {}, "rows"),
+          ("proximal_adagrad", {"l1_regularization_strength": 0.01}, "rows")]
 
 
 @pytest.mark.parametrize("name,kwargs,lazy", SPARSE,
                          ids=[s[0] for s in SPARSE])
 def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
   """On IndexedSlices (duplicates summed) TFA moves only the touched rows of
-  the variable, and, where `lazy` is True, of its slots too ("params": the
+  the variable, and, where `lazy` is "rows", of its slots too ("params": the
   slots update everywhere). numpy: the dense formula, then untouched rows
   restored."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
   from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
   port, numpy_step, learning_rate, _ = CASES[name]
-  assert catalog.lookup(f"addons.{name}").lazy_sparse == lazy
+  assert catalog.lookup(f"addons.{name}").sparse_rows(**kwargs) == lazy
   rng = np.random.default_rng(3)
   value = rng.standard_normal((6, 3)).astype(np.float32)
   optimizer_class = getattr(tf_bridge.legacy.addons,
@@ -353,7 +353,7 @@ def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
     old_state = {k: np.copy(v) for k, v in state.items()}
     new = step(expected, dense, state, learning_rate, t)
     new[untouched] = expected[untouched]
-    if lazy is True:
+    if lazy == "rows":
       for key, slot in state.items():
         if np.shape(slot) == expected.shape:  # (Created at step 1.)
           old = old_state.get(key, np.full(expected.shape,

@@ -1,4 +1,5 @@
-"""tf.distribute.MirroredStrategy over two logical CPUs equals one device.
+"""tf.distribute.MirroredStrategy over two logical CPUs equals one device
+and the native optimizer under the same strategy, sparse gradients included.
 
 Logical devices are fixed when TensorFlow starts, so the run is a process of
 its own (tests/scripts/mirrored.py).
@@ -26,9 +27,16 @@ def test_two_replicas(report):
   assert report["replicas"] == 2
 
 
-@pytest.mark.parametrize("case", ["keras3.Adam", "keras3.SGD", "legacy.Adam",
-                                  "legacy.RMSprop"])
-def test_mirrored_equals_single_device(report, case):
-  assert report[case]["moved"] > 0.5  # It trained.
+# Whether the embedding's tf.IndexedSlices take the row-by-row path.
+CASES = {"keras3.Adam": False, "keras3.SGD": False, "keras3.Adagrad": True,
+         "legacy.Adam": False, "legacy.RMSprop": True, "legacy.SGD": True,
+         "legacy.Adagrad": True, "legacy.Ftrl": True}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_mirrored_equals_single_device_and_native(report, case):
+  assert report[case]["moved"] > 0.05  # It trained.
   assert report[case]["max_abs_diff"] < 1e-5
+  assert report[case]["native_max_abs_diff"] < 1e-5
   assert report[case]["variable_types"] == ["MirroredVariable"]
+  assert (report[case]["sparse_steps"] > 0) == CASES[case]

@@ -23,6 +23,7 @@ def run(*arguments, cwd=EXAMPLES):
     ("flax_linen.py", "bit-identical to the uninterrupted run"),
     ("jax_distributed.py", "state sharded like the params"),
     ("multi_worker.py", "tf_bridge.legacy.SGD vs tf_keras.legacy.SGD"),
+    ("embedding_lazy_adam.py", "untouched rows and their moments unchanged"),
 ])
 def test_example_runs(script, expected):
   result = run(str(EXAMPLES / script))

@@ -40,3 +40,16 @@ def test_jax_backend_equals_tensorflow_backend(reports, name):
   for got, want in zip(jax_report["weights"][name], tf_report["weights"][name]):
     np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("name,lazy", [("SGD", True), ("Adagrad", True),
+                                       ("SGD-momentum", False),
+                                       ("Adam", False)])
+def test_jax_backend_row_sparse_gradients(reports, name, lazy):
+  """BCOO gradients over rows take the transform's row path where it has
+  one ("rows": SGD, Adagrad), are densified otherwise, and equal native."""
+  result = reports[0]["row_sparse"][name]
+  assert result["sparse_rows"] == ("rows" if lazy else "dense")
+  assert (result["sparse_steps"] > 0) == lazy
+  assert result["moved"] > 0.1
+  assert result["eager"] < 1e-6 and result["jitted"] < 1e-6

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import sys
 from typing import Any, Callable, Sequence
@@ -22,18 +23,12 @@ import numpy as np
 import optax
 
 import jaxopt_port
-from jaxopt_port import _base
+from jaxopt_port import _base, _row_sparse
 from jaxopt_port._nonfinite import all_finite
 
 # The arguments Keras's base classes take (and apply themselves).
 KERAS_BASE_ARGUMENTS = tuple(_base.KERAS_BASE_ARGUMENTS)
 LEGACY_BASE_ARGUMENTS = tuple(_base.LEGACY_BASE_ARGUMENTS)
-
-
-# A `lazy_sparse` mode: on a sparse gradient only the touched rows of the
-# variable move, while its slots are updated on every row (legacy Nadam).
-# `True` keeps the untouched rows of the slots too.
-PARAMS_ONLY = "params"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +174,6 @@ def declared_classes(keras_optimizer: Callable[..., type],
   """Classes for catalog declarations, by class name, made by the host's
   `keras_optimizer` (Keras 3's or OptimizerV2's)."""
   return {d.class_name: keras_optimizer(d.port, name=d.class_name,
-                                        lazy_sparse=d.lazy_sparse,
                                         module=module)
           for d in declarations}
 
@@ -210,9 +204,7 @@ class FusedTransform:
 
   def __init__(self, factory: Callable[..., Any], arguments: dict[str, Any],
                host_base_arguments: Sequence[str], host_wrapper: Any,
-               lazy_sparse: Any = False, skip_nonfinite: bool = False):
-    self.lazy_sparse = (lazy_sparse(arguments) if callable(lazy_sparse)
-                        else lazy_sparse)
+               skip_nonfinite: bool = False):
     self._skip_nonfinite = skip_nonfinite
     self._factory = factory
     self._arguments = dict(arguments)
@@ -227,6 +219,12 @@ class FusedTransform:
     self._roles: list[int | None] = []
     self._leaf_names: list[str] = []
     self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
+
+  @functools.cached_property
+  def sparse_rows(self) -> str | None:
+    """How the transform takes a sparse gradient (`jaxopt_port.sparse_mode`:
+    "rows", "params" or "dense"), or None: the bridge densifies it."""
+    return jaxopt_port.sparse_mode(self._algorithm(0.001))
 
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
     transform = self._algorithm(learning_rate)
@@ -311,45 +309,52 @@ class FusedTransform:
             if name == "average" and role is not None}
 
   def converted_step(self, present: tuple[bool, ...],
-                     masked: tuple[bool, ...],
+                     sparse: tuple[bool, ...],
                      decay: tuple[float, ...] | None = None):
     """The fused step as a TensorFlow function, cached per signature.
 
-    `step(params, grads, state_leaves, learning_rate, row_masks) -> (params,
-    state)`, lists in variable order. Variables without a gradient (`present`
-    False) keep their value and their slots, as Keras skips them. For
-    `masked` variables (a lazy optimizer's sparse gradients) `row_masks`
-    holds a boolean per row: untouched rows keep their value and slots.
-    `decay` holds Keras 3's weight decay rate per variable (0 for none),
-    applied first as Keras's `_apply_weight_decay` would.
+    `step(params, grads, state_leaves, learning_rate, row_indices) ->
+    (params, state)`, lists in variable order. Variables without a gradient
+    (`present` False) keep their value and their slots, as Keras skips them.
+    A `sparse` variable's gradient is the values of its `tf.IndexedSlices`
+    and `row_indices` holds their indices (one int32 vector per sparse
+    variable, of any length): the transform takes them as a
+    `jaxopt_port.RowSparse`, so a "rows" optimizer reads and writes only the
+    touched rows. `decay` holds Keras 3's weight decay rate per variable (0
+    for none), applied first as Keras's `_apply_weight_decay` would.
     """
-    key = (present, masked, decay)
+    key = (present, sparse, decay)
     if key not in self._steps:
-      self._steps[key] = _convert(self._jax_step(present, masked, decay))
+      row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
+      self._steps[key] = _convert(self._jax_step(present, sparse, decay),
+                                  sparse, row_shapes)
     return self._steps[key]
 
   def compiled_apply(self, present: tuple[bool, ...],
-                     masked: tuple[bool, ...],
+                     sparse: tuple[bool, ...],
                      decay: tuple[float, ...] | None = None):
     """`converted_step` with the variables read and assigned inside one
     `tf.function(jit_compile=True)`, cached per signature.
 
-    `apply(variables, grads, state_variables, learning_rate, row_masks)`.
-    Compiled together, XLA updates the variables' buffers in place; the
-    converted step alone would write new tensors that the assignments then
-    take over, an extra pass over memory (measured: 1.6x slower on CPU).
+    `apply(variables, grads, state_variables, learning_rate, row_indices)`.
+    Compiled together, XLA updates the variables' buffers in place (a
+    scatter of touched rows costs those rows); the converted step alone
+    would write new tensors that the assignments then take over, an extra
+    pass over memory (measured: 1.6x slower on CPU).
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    key = ("apply", present, masked, decay)
+    key = ("apply", present, sparse, decay)
     if key not in self._steps:
-      step = self.converted_step(present, masked, decay)
+      step = self.converted_step(present, sparse, decay)
 
-      @tf.function(jit_compile=True, autograph=False)
-      def apply(variables, grads, state_variables, learning_rate, row_masks):
+      # reduce_retracing: sparse gradients of other lengths reuse the trace.
+      @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
+      def apply(variables, grads, state_variables, learning_rate,
+                row_indices):
         new_params, new_state = step(
             [v.read_value() for v in variables], grads,
             [s.read_value() for s in state_variables], learning_rate,
-            row_masks)
+            row_indices)
         for variable, value in zip([*variables, *state_variables],
                                    [*new_params, *new_state]):
           variable.assign(value)
@@ -358,18 +363,16 @@ class FusedTransform:
       self._steps[key] = apply
     return self._steps[key]
 
-  def jitted_step(self, present: tuple[bool, ...],
+  def jitted_step(self, present: tuple[bool, ...], sparse: tuple[bool, ...],
                   decay: tuple[float, ...] | None = None):
-    """The fused step as a jitted JAX function (Keras 3's JAX backend)."""
-    key = ("jax", present, decay)
+    """The fused step as a jitted JAX function (Keras 3's JAX backend), with
+    `converted_step`'s arguments."""
+    key = ("jax", present, sparse, decay)
     if key not in self._steps:
-      step = self._jax_step(present, (False,) * len(present), decay)
-      self._steps[key] = jax.jit(
-          lambda params, grads, state, rate: step(params, grads, state, rate,
-                                                  []))
+      self._steps[key] = jax.jit(self._jax_step(present, sparse, decay))
     return self._steps[key]
 
-  def _jax_step(self, present, masked, decay):
+  def _jax_step(self, present, sparse, decay):
     keys, treedef, roles = self.keys, self._treedef, self._roles
 
     def decayed(param, rate, learning_rate):
@@ -377,15 +380,9 @@ class FusedTransform:
       return param - param * jnp.asarray(rate, param.dtype) * (
           learning_rate.astype(param.dtype))
 
-    def keep_untouched_rows(new, old, mask):
-      if new.ndim == 0 or new.shape[0] != mask.shape[0]:
-        return new  # Not row-shaped (NovoGrad's per-layer moment).
-      mask = mask.reshape(mask.shape + (1,) * (new.ndim - 1))
-      return jnp.where(mask, new, old)
-
-    def step(params, grads, state_leaves, learning_rate, row_masks):
+    def step(params, grads, state_leaves, learning_rate, row_indices):
       new_params, new_leaves = update(params, grads, state_leaves,
-                                      learning_rate, row_masks)
+                                      learning_rate, row_indices)
       if self._skip_nonfinite:
         # The transform keeps its state; the params (weight decay included)
         # are kept here.
@@ -394,33 +391,30 @@ class FusedTransform:
                       for new, old in zip(new_params, params)]
       return new_params, new_leaves
 
-    def update(params, grads, state_leaves, learning_rate, row_masks):
+    def gradient(grad, param, has, indices):
+      if indices is not None:
+        return jaxopt_port.RowSparse(indices, grad, param.shape[0])
+      return grad if has else jnp.zeros_like(param)
+
+    def update(params, grads, state_leaves, learning_rate, row_indices):
       if decay is not None:
         params = [decayed(p, rate, learning_rate) if has and rate else p
                   for p, rate, has in zip(params, decay, present)]
       transform = self.transform(learning_rate)
+      indices = iter(row_indices)
       params_tree = dict(zip(keys, params))
       grads_tree = dict(zip(keys, (
-          g if has else jnp.zeros_like(p)
-          for g, p, has in zip(grads, params, present))))
+          gradient(g, p, has, next(indices) if is_sparse else None)
+          for g, p, has, is_sparse in zip(grads, params, present, sparse))))
       state = jax.tree_util.tree_unflatten(treedef, state_leaves)
       updates, new_state = transform.update(grads_tree, state, params_tree)
-      new_params = optax.apply_updates(params_tree, updates)
+      new_params = jaxopt_port.apply_updates(params_tree, updates)
       new_params = [new_params[k] if has else p
                     for k, p, has in zip(keys, params, present)]
       new_leaves = [
           new if role is None or present[role] else old
           for new, old, role in zip(jax.tree.leaves(new_state), state_leaves,
                                     roles)]
-      masks = iter(row_masks)
-      masks = [next(masks) if is_masked else None for is_masked in masked]
-      new_params = [p if m is None else keep_untouched_rows(p, old, m)
-                    for p, old, m in zip(new_params, params, masks)]
-      if self.lazy_sparse != PARAMS_ONLY:
-        new_leaves = [
-            new if role is None or masks[role] is None
-            else keep_untouched_rows(new, old, masks[role])
-            for new, old, role in zip(new_leaves, state_leaves, roles)]
       return new_params, new_leaves
     return step
 
@@ -441,10 +435,11 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
   present = tuple(g is not None for g in grads)
 
   def update_on_device(_, variables, grads, state_variables, learning_rate):
-    dense, masks, masked = dense_gradients(grads, variables, fused.lazy_sparse)
-    return fused.compiled_apply(present, masked, decay)(
-        list(variables), dense, list(state_variables),
-        tf.cast(learning_rate, tf.float32), masks)
+    grads, row_indices, sparse = step_gradients(grads, variables,
+                                                fused.sparse_rows)
+    return fused.compiled_apply(present, sparse, decay)(
+        list(variables), grads, list(state_variables),
+        tf.cast(learning_rate, tf.float32), row_indices)
 
   return distribution.extended.update(
       variables[0], update_on_device,
@@ -572,39 +567,83 @@ def _variable_name(variable: Any) -> str:
   return getattr(variable, "path", None) or variable.name
 
 
-def dense_gradients(grads: Sequence[Any], variables: Sequence[Any],
-                    lazy_sparse: bool) -> tuple[list[Any], list[Any],
-                                                tuple[bool, ...]]:
-  """Dense TensorFlow gradients (None: zeros), duplicate indices summed.
+def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
+                   sparse_rows: str | None) -> tuple[list[Any], list[Any],
+                                                     tuple[bool, ...]]:
+  """The fused step's gradients, in the variables' dtypes.
 
-  Returns the gradients, the row masks of the lazily updated ones, and which
-  variables are masked.
+  A `tf.IndexedSlices` stays sparse (its values, and its indices as int32
+  in the returned `row_indices`) for a transform that takes row-sparse
+  gradients as "rows" or "params"; otherwise it is densified, duplicate
+  indices summed. None becomes zeros. Returns the gradients, the row
+  indices and which variables are sparse.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  dense, masks, masked = [], [], []
+  by_rows = sparse_rows in (_row_sparse.ROWS, _row_sparse.PARAMS)
+  step, row_indices, sparse = [], [], []
   for grad, variable in zip(grads, variables):
     value = tf.convert_to_tensor(variable)
     if grad is None:
-      dense.append(tf.zeros_like(value))
-      masked.append(False)
-      continue
-    if lazy_sparse and isinstance(grad, tf.IndexedSlices):
-      masks.append(tf.math.unsorted_segment_max(
-          tf.ones_like(grad.indices, tf.int32), grad.indices,
-          value.shape[0]) > 0)
-      masked.append(True)
+      step.append(tf.zeros_like(value))
+      sparse.append(False)
+    elif by_rows and isinstance(grad, tf.IndexedSlices):
+      step.append(tf.ensure_shape(tf.cast(grad.values, value.dtype),
+                                  [None, *value.shape[1:]]))
+      row_indices.append(tf.cast(grad.indices, tf.int32))
+      sparse.append(True)
     else:
-      masked.append(False)
-    # Densified IndexedSlices lose their static shape; jax2tf needs it.
-    dense.append(tf.ensure_shape(
-        tf.cast(tf.convert_to_tensor(grad), value.dtype), value.shape))
-  return dense, masks, tuple(masked)
+      # Densified IndexedSlices lose their static shape; jax2tf needs it.
+      step.append(tf.ensure_shape(
+          tf.cast(tf.convert_to_tensor(grad), value.dtype), value.shape))
+      sparse.append(False)
+  return step, row_indices, tuple(sparse)
 
 
-def _convert(step):
+def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
+                       sparse_rows: str | None) -> tuple[list[Any], list[Any],
+                                                         tuple[bool, ...]]:
+  """`step_gradients` for Keras 3's JAX backend: a gradient over rows (a
+  `jaxopt_port.RowSparse`, or a `jax.experimental.sparse.BCOO` whose
+  indices pick rows) stays sparse for a "rows" or "params" transform; any
+  other BCOO is densified."""
+  from jax.experimental import sparse as jax_sparse  # pylint: disable=import-outside-toplevel
+  by_rows = sparse_rows in (_row_sparse.ROWS, _row_sparse.PARAMS)
+  step, row_indices, sparse = [], [], []
+  for grad, param in zip(grads, params):
+    if isinstance(grad, jax_sparse.BCOO):
+      if grad.n_batch == 0 and grad.n_sparse == 1:
+        grad = jaxopt_port.RowSparse(grad.indices[:, 0], grad.data,
+                                     grad.shape[0])
+      else:
+        grad = grad.todense()
+    if isinstance(grad, jaxopt_port.RowSparse):
+      if by_rows:
+        step.append(jnp.asarray(grad.values, param.dtype))
+        row_indices.append(jnp.asarray(grad.indices, jnp.int32))
+        sparse.append(True)
+        continue
+      grad = grad.todense()
+    step.append(jnp.zeros_like(param) if grad is None
+                else jnp.asarray(grad, param.dtype))
+    sparse.append(False)
+  return step, row_indices, tuple(sparse)
+
+
+def _convert(step, sparse: tuple[bool, ...],
+             row_shapes: Sequence[tuple[int, ...]]):
+  """`step` as a `tf.function`; a sparse gradient's length is symbolic (one
+  conversion serves every batch), its rows the variable's."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
-  return tf.function(jax2tf.convert(step, with_gradient=False),
+  lengths = [f"({', '.join(map(str, (f'n{index}', *row_shape)))})"
+             if is_sparse else None
+             for index, (is_sparse, row_shape) in enumerate(zip(sparse,
+                                                                 row_shapes))]
+  polymorphic = [None, lengths, None, None,
+                 [f"(n{index},)" for index, is_sparse in enumerate(sparse)
+                  if is_sparse]]
+  return tf.function(jax2tf.convert(step, with_gradient=False,
+                                    polymorphic_shapes=polymorphic),
                      autograph=False)
 
 

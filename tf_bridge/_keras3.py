@@ -44,7 +44,7 @@ def _outside_functions():
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: Any = False, module: str = "tf_bridge",
+                    module: str = "tf_bridge",
                     mixins: tuple[type, ...] = ()) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
@@ -67,16 +67,17 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     factory: A function returning an optax transformation; if it takes
       `learning_rate`, Keras's current learning rate is fed to it every step.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    lazy_sparse: On a sparse gradient (`tf.IndexedSlices`), update only the
-      touched rows of the variable and of its slots, as the native optimizers
-      with a lazy sparse path do: True, "params" (only the variable's rows;
-      slots update everywhere), or a function of the constructor's
-      arguments. Otherwise sparse gradients are densified (duplicate indices
-      summed), which gives the dense result.
     module: The class's module and its Keras registration package
       (`tf_bridge.tf1` keeps TF1's `Adam` apart from Keras 3's).
     mixins: Base classes added before Keras's (e.g. TFA's
       `assign_average_vars`).
+
+  A sparse gradient (`tf.IndexedSlices`) reaches the transform as a
+  `jaxopt_port.RowSparse` if the transform takes those
+  (`jaxopt_port.sparse_mode`: the ports declare it, and
+  `jaxopt_port.with_row_sparse_gradients(tx, "rows")` makes any transform
+  whose update is row by row take them), so only the touched rows are read
+  and written; otherwise it is densified, duplicate indices summed.
 
   A factory argument may be another bridged optimizer (TFA's
   `Lookahead(optimizer)`): its transform runs inside this one, fed this
@@ -118,7 +119,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._skip_nonfinite = bool(skip_nonfinite)
       self._fused = _fused.FusedTransform(
           factory, {**self._arguments, **base}, host_arguments,
-          jaxopt_port.keras_transform, lazy_sparse, self._skip_nonfinite)
+          jaxopt_port.keras_transform, self._skip_nonfinite)
       # Builds the transform once so bad arguments fail here, as in Keras.
       self._fused.transform(learning_rate if isinstance(learning_rate, float)
                             else 0.001)
@@ -198,21 +199,23 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           learning_rate, self._decay_rates(trainable_variables))
 
     def _jax_update_step(self, grads, trainable_variables, learning_rate):
-      """On Keras 3's JAX backend the transform runs directly, jitted."""
+      """On Keras 3's JAX backend the transform runs directly, jitted. A
+      row-sparse gradient (a `jax.experimental.sparse.BCOO` over rows, as
+      Keras's JAX backend makes sparse tensors, or a `jaxopt_port.RowSparse`)
+      takes the transform's sparse path, as `tf.IndexedSlices` does."""
       import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
       aligned = [None] * len(self._trainable_variables)
       for variable, grad in zip(trainable_variables, grads):
         aligned[self._get_variable_index(variable)] = grad
       present = tuple(g is not None for g in aligned)
       params = [v.value for v in self._trainable_variables]
+      gradients, row_indices, sparse = _fused.jax_step_gradients(
+          aligned, params, self._fused.sparse_rows)
       step = self._fused.jitted_step(
-          present, self._decay_rates(trainable_variables))
+          present, sparse, self._decay_rates(trainable_variables))
       new_params, new_state = step(
-          params,
-          [jnp.zeros_like(p) if g is None else jnp.asarray(g, p.dtype)
-           for g, p in zip(aligned, params)],
-          [s.value for s in self._state_variables],
-          jnp.asarray(learning_rate, jnp.float32))
+          params, gradients, [s.value for s in self._state_variables],
+          jnp.asarray(learning_rate, jnp.float32), row_indices)
       for variable, value in zip(self._trainable_variables, new_params):
         variable.assign(value)
       for variable, value in zip(self._state_variables, new_state):

@@ -33,10 +33,6 @@ class Declaration:
   class_name: str
   generation: str
   has_native: bool = True
-  # The native class updates only the rows a sparse gradient touches: True
-  # (the variable's and its slots'), "params" (the variable's only; slots
-  # update everywhere), or a function of the constructor's arguments.
-  lazy_sparse: bool | str | Callable[[dict[str, Any]], bool] = False
   # The Keras backend whose native result is the ground truth: "jax" where
   # the TensorFlow backend has a defect (DESIGN.md, ScheduleFreeAdamW).
   native_backend: str = "tensorflow"
@@ -63,6 +59,14 @@ class Declaration:
     own = "" if self.generation in (KERAS, LEGACY) else _PREFIXES[
         self.generation]
     return ("tf_bridge.legacy." + own).rstrip(".")
+
+  def sparse_rows(self, **kwargs: Any) -> str:
+    """How the port (and so the bridged class) applies a sparse gradient
+    made with these arguments, as its native class does: "rows" (only the
+    touched rows of the variable and its slots), "params" (slots on every
+    row, the variable on touched rows) or "dense". The port declares it
+    (`sparse_rows=` of its `with_*_arguments` declaration)."""
+    return jaxopt_port.sparse_mode(self.make_port(**kwargs))
 
   def make_port(self, **kwargs: Any) -> Any:
     return self.port(**{**self.required, **kwargs})
@@ -111,16 +115,9 @@ def addons(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, ADDONS, has_native=False, **options)
 
 
-def tf1(port, class_name, *, lazy_sparse=True, **options) -> Declaration:
-  """TF1's sparse kernels update only the touched rows (Adam aside)."""
-  return Declaration(port, class_name, TF1, lazy_sparse=lazy_sparse,
-                     required={"learning_rate": 0.01, **options.pop(
+def tf1(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, TF1, required={"learning_rate": 0.01, **options.pop(
                          "required", {})}, **options)
-
-
-def with_momentum(arguments: dict[str, Any]) -> bool:
-  """Legacy SGD and RMSprop take their lazy sparse kernels with momentum."""
-  return arguments.get("momentum", 0.0) > 0
 
 
 CATALOG: tuple[Declaration, ...] = (
@@ -143,26 +140,25 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False),
     keras(jaxopt_port.centered_momentum_sgd, "CenteredMomentumSGD",
           has_native=False),
-    keras_legacy(legacy.sgd, "SGD", lazy_sparse=with_momentum),
+    keras_legacy(legacy.sgd, "SGD"),
     keras_legacy(legacy.adam, "Adam"),
     keras_legacy(legacy.adagrad, "Adagrad"),
-    keras_legacy(legacy.rmsprop, "RMSprop", lazy_sparse=with_momentum),
-    keras_legacy(legacy.adamax, "Adamax", lazy_sparse=True),
-    keras_legacy(legacy.adadelta, "Adadelta", lazy_sparse=True),
-    keras_legacy(legacy.nadam, "Nadam", lazy_sparse="params"),
-    keras_legacy(legacy.ftrl, "Ftrl", lazy_sparse=True),
+    keras_legacy(legacy.rmsprop, "RMSprop"),
+    keras_legacy(legacy.adamax, "Adamax"),
+    keras_legacy(legacy.adadelta, "Adadelta"),
+    keras_legacy(legacy.nadam, "Nadam"),
+    keras_legacy(legacy.ftrl, "Ftrl"),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",
                  has_native=False),
     keras(jaxopt_port.adagrad_decay, "AdagradDecay", has_native=False,
-          lazy_sparse=True, required={"learning_rate": 0.1}),
+          required={"learning_rate": 0.1}),
     keras_legacy(legacy.adagrad_decay, "AdagradDecay", has_native=False,
-                 lazy_sparse=True, required={"learning_rate": 0.1}),
-    tf1(jaxopt_port.tf1.gradient_descent, "GradientDescent",
-        lazy_sparse=False),
+                 required={"learning_rate": 0.1}),
+    tf1(jaxopt_port.tf1.gradient_descent, "GradientDescent"),
     tf1(jaxopt_port.tf1.momentum, "Momentum", required={"momentum": 0.9}),
-    tf1(jaxopt_port.tf1.adam, "Adam", lazy_sparse=False),
+    tf1(jaxopt_port.tf1.adam, "Adam"),
     tf1(jaxopt_port.tf1.adagrad, "Adagrad"),
     tf1(jaxopt_port.tf1.adagrad_da, "AdagradDA"),
     tf1(jaxopt_port.tf1.adadelta, "Adadelta"),
@@ -170,23 +166,19 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
     tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
-    # TF Addons' sparse paths (TFA itself cannot run beside TF 2.21): AdamW
-    # decays only touched rows but moves all of them (the bridge gives the
-    # dense result); RectifiedAdam and Yogi move touched rows of the variable
-    # only (their m decays everywhere; Yogi's v cannot move on a zero row).
+    # TF Addons itself cannot run beside TF 2.21: its sparse paths are
+    # declared on the ports (AdamW decays only touched rows but moves all of
+    # them: the bridge gives the dense result).
     addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01}),
-    addons(jaxopt_port.addons.sgdw, "SGDW", lazy_sparse=True,
-           required={"weight_decay": 0.01}),
-    addons(jaxopt_port.addons.lazy_adam, "LazyAdam", lazy_sparse=True),
-    addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam",
-           lazy_sparse="params"),
-    addons(jaxopt_port.addons.yogi, "Yogi", lazy_sparse="params"),
-    addons(jaxopt_port.addons.novograd, "NovoGrad", lazy_sparse=True),
+    addons(jaxopt_port.addons.sgdw, "SGDW", required={"weight_decay": 0.01}),
+    addons(jaxopt_port.addons.lazy_adam, "LazyAdam"),
+    addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam"),
+    addons(jaxopt_port.addons.yogi, "Yogi"),
+    addons(jaxopt_port.addons.novograd, "NovoGrad"),
     addons(jaxopt_port.addons.cocob, "COCOB"),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
-           lazy_sparse=True, required={"learning_rate": 0.9}),
-    addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad",
-           lazy_sparse=True),
+           required={"learning_rate": 0.9}),
+    addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad"),
     addons(jaxopt_port.addons.lamb, "LAMB"),
 )
 

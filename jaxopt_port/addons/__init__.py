@@ -149,7 +149,7 @@ def adamw(weight_decay: float, learning_rate: Any = 0.001,
       weight_decay, exclude_from_weight_decay)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def sgdw(weight_decay: float, learning_rate: Any = 0.001,
          momentum: float = 0.0, nesterov: bool = False,
          exclude_from_weight_decay: Sequence[str] | None = None
@@ -172,7 +172,7 @@ def sgdw(weight_decay: float, learning_rate: Any = 0.001,
                                weight_decay, exclude_from_weight_decay)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def lazy_adam(beta_1: float = 0.9, beta_2: float = 0.999,
               epsilon: float = 1e-7, amsgrad: bool = False) -> UpdateStep:
   """LazyAdam, as `tfa.optimizers.LazyAdam`: legacy Adam on dense gradients;
@@ -195,7 +195,7 @@ class RectifiedAdamSlots(NamedTuple):
   vhat: optax.Params | None  # With amsgrad.
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="params")
 def rectified_adam(beta_1: float = 0.9, beta_2: float = 0.999,
                    epsilon: float = 1e-7, weight_decay: float = 0.0,
                    amsgrad: bool = False, sma_threshold: float = 5.0,
@@ -295,7 +295,7 @@ def _solve(a: jax.Array, b: jax.Array, c: jax.Array) -> jax.Array:
   return (jnp.abs(b) > c).astype(b.dtype) * ((c * jnp.sign(b) - b) / a)
 
 
-@with_legacy_base_arguments(learning_rate=0.01)
+@with_legacy_base_arguments(learning_rate=0.01, sparse_rows="params")
 def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
          l1_regularization_strength: float = 0.0,
          l2_regularization_strength: float = 0.0,
@@ -382,7 +382,7 @@ class NovoGradSlots(NamedTuple):
   vhat: optax.Params | None  # With amsgrad.
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def novograd(beta_1: float = 0.9, beta_2: float = 0.999,
              epsilon: float = 1e-7, weight_decay: float = 0.0,
              grad_averaging: bool = False, amsgrad: bool = False
@@ -503,7 +503,7 @@ def _top_singular_direction(g: jax.Array) -> jax.Array:
   return (u[..., :, :1] @ vt[..., :1, :]).reshape(g.shape)
 
 
-@with_legacy_base_arguments(learning_rate=REQUIRED)
+@with_legacy_base_arguments(learning_rate=REQUIRED, sparse_rows="rows")
 def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
                          ord: str = "fro") -> UpdateStep:  # pylint: disable=redefined-builtin
   """Conditional gradient (Frank-Wolfe), as
@@ -549,7 +549,7 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
   return UpdateStep(lambda params: (), update)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def proximal_adagrad(initial_accumulator_value: float = 0.1,
                      l1_regularization_strength: float = 0.0,
                      l2_regularization_strength: float = 0.0) -> UpdateStep:

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import (_adadelta, _adagrad, _adam, _adamax, _checks,
-                         _classic, _ftrl, _nadam, _rmsprop, _sgd)
+                         _classic, _ftrl, _nadam, _rmsprop, _row_sparse,
+                         _sgd)
 from jaxopt_port._base import (REQUIRED, UpdateStep, one_minus_in_dtype,
                                with_legacy_base_arguments)
 
@@ -39,7 +40,7 @@ class AdamSlots(NamedTuple):
   vhat: optax.Params | None  # With amsgrad only.
 
 
-@with_legacy_base_arguments(learning_rate=0.01)
+@with_legacy_base_arguments(learning_rate=0.01, sparse_rows="rows")
 def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   """SGD, as `tf_keras.optimizers.legacy.SGD` (the formula of `jaxopt_port.sgd`).
 
@@ -71,7 +72,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
                                 complement=one_minus_in_dtype)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adagrad(initial_accumulator_value: float = 0.1,
             epsilon: float = 1e-7) -> UpdateStep:
   """Adagrad, as `tf_keras.optimizers.legacy.Adagrad`.
@@ -94,7 +95,8 @@ def adagrad(initial_accumulator_value: float = 0.1,
       epsilon_inside_sqrt=False)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001,
+                            sparse_rows=_row_sparse.rows_with_momentum)
 def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
             centered: bool = False) -> UpdateStep:
   """RMSprop, as `tf_keras.optimizers.legacy.RMSprop`.
@@ -122,7 +124,7 @@ class AdamaxSlots(NamedTuple):
   v: optax.Params  # The exponentially weighted infinity norm.
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
            epsilon: float = 1e-7) -> UpdateStep:
   """Adamax, as `tf_keras.optimizers.legacy.Adamax` (ResourceApplyAdaMax):
@@ -146,7 +148,7 @@ class AdadeltaSlots(NamedTuple):
   accum_var: optax.Params
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
   """Adadelta, as `tf_keras.optimizers.legacy.Adadelta` (ResourceApplyAdadelta):
   the formula of `jaxopt_port.adadelta`, slots `accum_grad` and `accum_var`.
@@ -163,7 +165,7 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
                                         complement=one_minus_in_dtype)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="params")
 def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
           beta_2: float = 0.999, epsilon: float = 1e-7,
           schedule_decay: float = 0.004, decay: float = 0.0) -> UpdateStep:
@@ -197,7 +199,7 @@ def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
       beta_1, beta_2, _nonzero_epsilon(epsilon), schedule_decay)
 
 
-@with_legacy_base_arguments(learning_rate=0.001)
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def ftrl(learning_rate_power: float = -0.5,
          initial_accumulator_value: float = 0.1,
          l1_regularization_strength: float = 0.0,
@@ -233,7 +235,7 @@ def ftrl(learning_rate_power: float = -0.5,
       l2_shrinkage_regularization_strength, beta, sqrt_for_half_power=True)
 
 
-@with_legacy_base_arguments(learning_rate=0.01)
+@with_legacy_base_arguments(learning_rate=0.01, sparse_rows="rows")
 def vanilla_sgd() -> UpdateStep:
   """`jaxopt_port.vanilla_sgd` as an OptimizerV2 subclass computes it
   (with `_decayed_lr`: `decay` and `lr` apply).
@@ -268,7 +270,7 @@ def centered_momentum_sgd(momentum: float = 0.0) -> UpdateStep:
   return _classic.momentum_sgd_update_step(momentum, bias_corrected=True)
 
 
-@with_legacy_base_arguments(learning_rate=REQUIRED)
+@with_legacy_base_arguments(learning_rate=REQUIRED, sparse_rows="rows")
 def adagrad_decay(initial_accumulator_value: float = 0.1,
                   accumulator_decay_step: int = 100000,
                   accumulator_decay_rate: float = 0.9) -> UpdateStep:

@@ -102,7 +102,7 @@ class AdamSlots(NamedTuple):
   beta2_power: jax.Array
 
 
-@with_tf1_arguments(learning_rate=0.001)
+@with_tf1_arguments(learning_rate=0.001, sparse_rows="dense")
 def adam(beta1: float = 0.9, beta2: float = 0.999,
          epsilon: float = 1e-8) -> UpdateStep:
   """Adam, as `tf.compat.v1.train.AdamOptimizer` (ApplyAdam).

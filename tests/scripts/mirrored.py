@@ -1,5 +1,6 @@
 """Trains with bridged optimizers on one device and under MirroredStrategy
-over two logical CPUs; prints the largest weight difference per case as JSON.
+over two logical CPUs, and with their native twins under MirroredStrategy;
+prints the largest weight differences per case as JSON.
 
 Run as its own process: logical devices are fixed at TensorFlow's start.
 """
@@ -33,6 +34,7 @@ def data():
 
 
 def train(make_optimizer, legacy, strategy):
+  """Initial and final weights, and the optimizer."""
   layers, models = (tf_keras.layers, tf_keras) if legacy else (keras.layers,
                                                                 keras)
   rng = np.random.default_rng(1)
@@ -41,31 +43,62 @@ def train(make_optimizer, legacy, strategy):
         layers.Input((4,), dtype="int32"), layers.Embedding(128, 4),
         layers.GlobalAveragePooling1D(), layers.Dense(8, activation="tanh"),
         layers.Dense(1)])
-    model.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.5
-                       for w in model.get_weights()])
+    initial = [rng.standard_normal(w.shape).astype(np.float32) * 0.5
+               for w in model.get_weights()]
+    model.set_weights(initial)
     model.compile(optimizer=make_optimizer(), loss="mse")
   tokens, targets = data()
   model.fit(tokens, targets, batch_size=8, epochs=2, shuffle=False, verbose=0)
-  return model.get_weights(), model.optimizer
+  return initial, model.get_weights(), model.optimizer
+
+
+def largest_difference(a, b):
+  return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
+
+
+def sparse_steps(optimizer):
+  """How many compiled steps took a sparse gradient row by row."""
+  return sum(1 for key in optimizer._fused._steps  # pylint: disable=protected-access
+             if key[0] == "apply" and any(key[2]))
 
 
 def main():
+  # name: (bridged class, native class, arguments, legacy). The embedding
+  # gets tf.IndexedSlices: legacy SGD, RMSprop with momentum, Adagrad and
+  # Ftrl take them row by row, the others densify them.
   cases = {
-      "keras3.Adam": (lambda: tf_bridge.Adam(0.05), False),
-      "keras3.SGD": (lambda: tf_bridge.SGD(0.05, momentum=0.9), False),
-      "legacy.Adam": (lambda: tf_bridge.legacy.Adam(0.05), True),
-      "legacy.RMSprop": (lambda: tf_bridge.legacy.RMSprop(0.05, momentum=0.5),
-                         True),
+      "keras3.Adam": (tf_bridge.Adam, keras.optimizers.Adam, {}, False),
+      "keras3.SGD": (tf_bridge.SGD, keras.optimizers.SGD, {"momentum": 0.9},
+                     False),
+      "keras3.Adagrad": (tf_bridge.Adagrad, keras.optimizers.Adagrad, {},
+                         False),
+      "legacy.Adam": (tf_bridge.legacy.Adam, tf_keras.optimizers.legacy.Adam,
+                      {}, True),
+      "legacy.RMSprop": (tf_bridge.legacy.RMSprop,
+                         tf_keras.optimizers.legacy.RMSprop,
+                         {"momentum": 0.5}, True),
+      "legacy.SGD": (tf_bridge.legacy.SGD, tf_keras.optimizers.legacy.SGD,
+                     {"momentum": 0.9}, True),
+      "legacy.Adagrad": (tf_bridge.legacy.Adagrad,
+                         tf_keras.optimizers.legacy.Adagrad, {}, True),
+      "legacy.Ftrl": (tf_bridge.legacy.Ftrl, tf_keras.optimizers.legacy.Ftrl,
+                      {}, True),
   }
   mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
   report = {"replicas": mirrored.num_replicas_in_sync}
-  for name, (make, legacy) in cases.items():
-    single, _ = train(make, legacy, tf.distribute.get_strategy())
-    distributed, optimizer = train(make, legacy, mirrored)
+  for name, (bridged, native, arguments, legacy) in cases.items():
+    make = lambda: bridged(0.05, **arguments)  # pylint: disable=cell-var-from-loop
+    initial, single, _ = train(make, legacy, tf.distribute.get_strategy())
+    _, distributed, optimizer = train(make, legacy, mirrored)
+    _, native_distributed, _ = train(
+        lambda: native(0.05, **arguments),  # pylint: disable=cell-var-from-loop
+        legacy, mirrored)
     report[name] = {
-        "max_abs_diff": max(float(np.max(np.abs(a - b)))
-                            for a, b in zip(single, distributed)),
-        "moved": max(float(np.max(np.abs(a))) for a in single),
+        "max_abs_diff": largest_difference(single, distributed),
+        "native_max_abs_diff": largest_difference(native_distributed,
+                                                  distributed),
+        "moved": largest_difference(initial, distributed),
+        "sparse_steps": sparse_steps(optimizer),
         "variable_types": sorted({
             type(v).__name__ for v in optimizer.variables()} if legacy else {
                 type(v.value).__name__ for v in optimizer.variables}),

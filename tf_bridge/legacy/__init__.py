@@ -20,7 +20,6 @@ from tf_bridge._keras3 import camel_case
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    lazy_sparse: Any = False,
                     module: str = "tf_bridge.legacy",
                     mixins: tuple[type, ...] = ()) -> type:
   """An OptimizerV2 class running `factory`'s transform.
@@ -31,12 +30,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   `global_clipnorm`, and `skip_nonfinite` (as in `tf_bridge.keras_optimizer`;
   `iterations` still counts the step). Slots are created with `add_slot`, so
   `get_slot(var, "m")` works; the class is registered with tf_keras (package
-  `tf_bridge`).
+  `tf_bridge`). Sparse gradients: as in `tf_bridge.keras_optimizer`.
 
   Args:
     factory: A function returning an optax transformation.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    lazy_sparse, module, mixins: As in `tf_bridge.keras_optimizer` (an inner
+    module, mixins: As in `tf_bridge.keras_optimizer` (an inner
       bridged optimizer argument works the same way).
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -73,7 +72,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._fused = _fused.FusedTransform(factory, {**self._arguments, **base},
                                           host_arguments,
                                           jaxopt_port.legacy_transform,
-                                          lazy_sparse, self._skip_nonfinite)
+                                          self._skip_nonfinite)
       rate = base.get("lr", learning_rate)
       # Bad arguments fail here.
       self._fused.transform(rate if isinstance(rate, float) else 0.001)

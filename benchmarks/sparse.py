@@ -1,0 +1,231 @@
+"""Sparse steps on large embedding tables: what a step costs when a batch
+touches a few rows.
+
+    python benchmarks/sparse.py            # 1M x 64 and 10M x 32 tables
+    python benchmarks/sparse.py --quick    # a 100k x 16 table, in a minute
+    python benchmarks/sparse.py --no-tf    # the JAX columns only
+
+For each table, number of touched rows and algorithm, in the same run:
+- `native`: the native tf_keras legacy optimizer applying a
+  `tf.IndexedSlices` inside a `tf.function` (LazyAdam has none: TF Addons
+  cannot run beside TF 2.21);
+- `tf_bridge.legacy`: its bridged class, the same way;
+- `jaxopt_port`: the port on a `jaxopt_port.RowSparse` gradient, jitted, params
+  and state donated;
+- `dense`: optax's same algorithm (FTRL: the port, optax has none) on the
+  dense gradient, as JAX users without row-sparse updates run it;
+- `roofline`: one jitted kernel moving the bytes the touched rows need
+  (gather, add, scatter in place of the parameter and each slot).
+Times are medians of interleaved repeats; the TensorFlow pair runs in a
+process of its own per cell (TensorFlow keeps memory of dropped optimizers).
+Writes `sparse.json` and the markdown table `sparse.md` into `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+# algorithm: (slots, native legacy class, arguments).
+ALGORITHMS = {
+    "sgd-momentum": (1, "SGD", {"learning_rate": 0.01, "momentum": 0.9}),
+    "adagrad": (1, "Adagrad", {"learning_rate": 0.01}),
+    "ftrl": (2, "Ftrl", {"learning_rate": 0.01}),
+    "lazy_adam": (2, None, {"learning_rate": 0.001}),
+}
+FULL = {"tables": [(1_000_000, 64), (10_000_000, 32)], "touched": [256, 4096],
+        "repeats": 20}
+QUICK = {"tables": [(100_000, 16)], "touched": [256], "repeats": 10}
+
+
+def time_interleaved(runners, repeats, warmup=3):
+  """Each runner's step times, round by round."""
+  for run in runners.values():
+    for _ in range(warmup):
+      run()
+  times = {name: [] for name in runners}
+  for _ in range(repeats):
+    for name, run in runners.items():
+      start = time.perf_counter()
+      run()
+      times[name].append(time.perf_counter() - start)
+  return {name: statistics.median(values) for name, values in times.items()}
+
+
+def problem(rows, width, touched, seed=0):
+  rng = np.random.default_rng(seed)
+  indices = rng.integers(0, rows, touched).astype(np.int32)
+  values = rng.standard_normal((touched, width)).astype(np.float32)
+  return indices, values
+
+
+def jax_cell(rows, width, touched, algorithm, repeats):
+  import jax  # pylint: disable=import-outside-toplevel
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+  import optax  # pylint: disable=import-outside-toplevel
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  slots, _, arguments = ALGORITHMS[algorithm]
+  ports = {"sgd-momentum": lambda: jaxopt_port.legacy.sgd(**arguments),
+           "adagrad": lambda: jaxopt_port.legacy.adagrad(**arguments),
+           "ftrl": lambda: jaxopt_port.legacy.ftrl(**arguments),
+           "lazy_adam": lambda: jaxopt_port.addons.lazy_adam(**arguments)}
+  dense = {"sgd-momentum": lambda: optax.sgd(0.01, momentum=0.9),
+           "adagrad": lambda: optax.adagrad(0.01),
+           "ftrl": lambda: jaxopt_port.legacy.ftrl(**arguments),
+           "lazy_adam": lambda: optax.adam(0.001)}
+  indices, values = problem(rows, width, touched)
+  indices, values = jnp.asarray(indices), jnp.asarray(values)
+  times = {}
+
+  def transform_runner(transform, sparse):
+    params = {"table": jnp.zeros((rows, width), jnp.float32)}
+    grads = {"table": jaxopt_port.RowSparse(indices, values, rows)
+             if sparse else jaxopt_port.RowSparse(indices, values,
+                                                  rows).todense()}
+    state = transform.init(params)
+
+    def step(params, state, grads):
+      updates, state = transform.update(grads, state, params)
+      return jaxopt_port.apply_updates(params, updates), state
+
+    step = jax.jit(step, donate_argnums=(0, 1))
+    box = [params, state]
+
+    def run():
+      box[0], box[1] = step(box[0], box[1], grads)
+      jax.block_until_ready(box[0])
+    return run
+
+  def roofline_runner():
+    arrays = [jnp.zeros((rows, width), jnp.float32) for _ in range(1 + slots)]
+
+    def kernel(arrays, indices, values):
+      return [a.at[indices].add(values, mode="drop") for a in arrays]
+
+    kernel = jax.jit(kernel, donate_argnums=0)
+    box = [arrays]
+
+    def run():
+      box[0] = kernel(box[0], indices, values)
+      jax.block_until_ready(box[0])
+    return run
+
+  # The dense step on a big table is slow: fewer repeats, timed alone.
+  times.update(time_interleaved({
+      "jaxopt_port": transform_runner(ports[algorithm](), True),
+      "roofline": roofline_runner()}, repeats))
+  times.update(time_interleaved(
+      {"dense": transform_runner(dense[algorithm](), False)},
+      max(3, repeats // 4), warmup=1))
+  return times
+
+
+def tf_cell(rows, width, touched, algorithm, repeats):
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  _, native_name, arguments = ALGORITHMS[algorithm]
+  indices, values = problem(rows, width, touched)
+  indices, values = tf.constant(indices), tf.constant(values)
+  makers = {"tf_bridge.legacy": (
+      lambda: tf_bridge.legacy.addons.LazyAdam(**arguments)
+      if native_name is None
+      else getattr(tf_bridge.legacy, native_name)(**arguments))}
+  if native_name is not None:
+    makers["native"] = lambda: getattr(tf_keras.optimizers.legacy,
+                                       native_name)(**arguments)
+  runners = {}
+  for name, make in makers.items():
+    variable = tf.Variable(tf.zeros((rows, width)))
+    optimizer = make()
+
+    @tf.function
+    def step(variable=variable, optimizer=optimizer):
+      optimizer.apply_gradients([(tf.IndexedSlices(
+          values, indices, tf.constant([rows, width])), variable)])
+
+    runners[name] = step
+  return time_interleaved(runners, repeats)
+
+
+def cell_in_process(task):
+  completed = subprocess.run(
+      [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(task)],
+      capture_output=True, text=True, check=False,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  if completed.returncode != 0:
+    raise RuntimeError(completed.stderr[-3000:])
+  return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def markdown(records):
+  lines = [
+      "| table | touched | algorithm | native | tf_bridge.legacy | bridge / "
+      "native | jaxopt_port | roofline | port / roofline | dense | dense / "
+      "port |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+  def ms(value):
+    return "-" if value is None else f"{value * 1e3:.3f} ms"
+
+  def ratio(a, b):
+    return "-" if a is None or b is None else f"{a / b:.2f}x"
+
+  for r in records:
+    t = r["times"]
+    lines.append(
+        f"| {r['rows']:,} x {r['width']} | {r['touched']} | {r['algorithm']} "
+        f"| {ms(t.get('native'))} | {ms(t.get('tf_bridge.legacy'))} | "
+        f"{ratio(t.get('tf_bridge.legacy'), t.get('native'))} | "
+        f"{ms(t.get('jaxopt_port'))} | {ms(t.get('roofline'))} | "
+        f"{ratio(t.get('jaxopt_port'), t.get('roofline'))} | "
+        f"{ms(t.get('dense'))} | {ratio(t.get('dense'), t.get('jaxopt_port'))} |")
+  return "\n".join(lines)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--quick", action="store_true")
+  parser.add_argument("--no-tf", action="store_true")
+  parser.add_argument("--out", default=None)
+  parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+  args = parser.parse_args(argv)
+  if args.worker:
+    task = json.loads(args.worker)
+    kind = task.pop("kind")
+    times = (tf_cell if kind == "tf" else jax_cell)(**task)
+    print(json.dumps(times))
+    return 0
+  settings = QUICK if args.quick else FULL
+  out = args.out or os.path.join(HERE, "quick" if args.quick else ".")
+  os.makedirs(out, exist_ok=True)
+  records = []
+  for rows, width in settings["tables"]:
+    for touched in settings["touched"]:
+      for algorithm in ALGORITHMS:
+        task = {"rows": rows, "width": width, "touched": touched,
+                "algorithm": algorithm, "repeats": settings["repeats"]}
+        times = cell_in_process({"kind": "jax", **task})
+        if not args.no_tf:
+          times.update(cell_in_process({"kind": "tf", **task}))
+        records.append({**task, "times": times})
+        print(markdown(records[-1:]).splitlines()[-1], flush=True)
+  with open(os.path.join(out, "sparse.json"), "w", encoding="utf-8") as f:
+    json.dump({"records": records}, f, indent=1)
+  with open(os.path.join(out, "sparse.md"), "w", encoding="utf-8") as f:
+    f.write(markdown(records) + "\n")
+  print(markdown(records))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
