@@ -56,3 +56,27 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   markdown = (tmp_path / "RESULTS.md").read_text(encoding="utf-8")
   assert "<!-- results:begin -->" in markdown
   assert "| adam | " in markdown and "Targets:" in markdown
+
+
+def test_sparse_quick_run_writes_every_column(tmp_path):
+  completed = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "benchmarks", "sparse.py"),
+       "--quick", "--out", str(tmp_path)], capture_output=True, text=True,
+      check=False, timeout=900)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  with open(tmp_path / "sparse.json", encoding="utf-8") as f:
+    records = json.load(f)["records"]
+  assert [r["algorithm"] for r in records] == [
+      "sgd-momentum", "adagrad", "ftrl", "lazy_adam"]
+  columns = {"native", "tf_bridge.legacy", "jaxopt_port", "roofline",
+             "dense"}
+  for record in records:
+    assert (record["rows"], record["width"], record["touched"]) == (
+        100_000, 16, 256)
+    # TF Addons' LazyAdam cannot run beside TensorFlow 2.21: no native.
+    expected = columns - ({"native"} if record["algorithm"] == "lazy_adam"
+                          else set())
+    assert set(record["times"]) == expected, record
+    assert all(t > 0 for t in record["times"].values())
+  table = (tmp_path / "sparse.md").read_text(encoding="utf-8")
+  assert table.count("| 100,000 x 16 | 256 |") == 4
