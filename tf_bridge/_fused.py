@@ -18,6 +18,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -36,7 +37,10 @@ class StateLeaf:
   """Where one state leaf lives on the Keras side."""
   name: str  # Slot name ("momentum", "m", ...) or variable name.
   slot_of: int | None  # Index of the variable it mirrors, or None.
-  value: np.ndarray  # Initial value.
+  value: np.ndarray  # Initial value (shape and dtype only if from_params).
+  # Its initial value depends on the variables' values (Lookahead's slow
+  # weights): `FusedTransform.initial_values_from` computes it.
+  from_params: bool = False
 
   def is_slot_of(self, variables: Sequence[Any]) -> bool:
     """A Keras slot: it mirrors a variable with that variable's dtype and
@@ -45,8 +49,7 @@ class StateLeaf:
     if self.slot_of is None:
       return False
     variable = variables[self.slot_of]
-    return (np.dtype(getattr(variable.dtype, "as_numpy_dtype", variable.dtype))
-            == self.value.dtype and tuple(variable.shape) == self.value.shape)
+    return (_numpy_dtype(variable.dtype) == self.value.dtype and tuple(variable.shape) == self.value.shape)
 
 
 def factory_arguments(factory: Callable[..., Any],
@@ -219,6 +222,15 @@ class FusedTransform:
     self._roles: list[int | None] = []
     self._leaf_names: list[str] = []
     self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
+    self._from_params: list[bool] = []
+    self._float64 = False
+
+  def precision(self) -> Any:
+    """The context to trace the transform in: JAX's 64-bit mode if a
+    variable is float64 (JAX would truncate it to float32 otherwise; the
+    mode is not turned on for other variable lists, whose numbers it would
+    not change but whose traces it would)."""
+    return jax.enable_x64(True) if self._float64 else contextlib.nullcontext()
 
   @functools.cached_property
   def sparse_rows(self) -> str | None:
@@ -267,14 +279,31 @@ class FusedTransform:
     return make(**{k: v for k, v in self._arguments.items()
                    if k in parameters})
 
-  def initial_state(self, keys: Sequence[str], values: Sequence[np.ndarray]
+  def initial_state(self, keys: Sequence[str], specs: Sequence[Any]
                     ) -> list[StateLeaf]:
-    """The state's leaves with their Keras roles; records the layout that
-    `converted_step` and `jitted_step` read (the state's structure does not
-    depend on the learning rate, so any rate builds it)."""
+    """The state's leaves with their Keras roles, from the variables' shapes
+    and dtypes (`specs`: anything with `.shape` and a numpy-compatible
+    `.dtype`); records the layout that `converted_step` and `jitted_step`
+    read (the state's structure does not depend on the learning rate, so any
+    rate builds it).
+
+    The variables' values are not read: a model built inside the
+    `tf.function` of its first step (a Sequential without `Input`), or in a
+    TF1 graph, has none yet. Leaves whose initial value depends on them are
+    marked `from_params`, for `initial_values_from`.
+    """
     transform = self.transform(0.001)
-    params = dict(zip(keys, (jnp.asarray(v) for v in values)))
-    state = transform.init(params)
+    self.keys = list(keys)
+    self._param_specs = {
+        key: jax.ShapeDtypeStruct(tuple(spec.shape), _numpy_dtype(spec.dtype))
+        for key, spec in zip(keys, specs)}
+    self._float64 = any(spec.dtype == np.float64
+                        for spec in self._param_specs.values())
+    with self.precision():
+      state = transform.init({key: np.zeros(spec.shape, spec.dtype)
+                              for key, spec in self._param_specs.items()})
+      self._from_params = _depends_on_params(transform.init,
+                                             self._param_specs)
     indices = dict(zip(keys, range(len(keys))))
     not_a_slot = -1  # (None would vanish: it is an empty subtree.)
     roles = optax.tree_map_params(
@@ -284,7 +313,8 @@ class FusedTransform:
     paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
     seen: dict[tuple[str, Any], int] = {}
     leaves = []
-    for (path, leaf), role in zip(paths_and_leaves, jax.tree.leaves(roles)):
+    for (path, leaf), role, from_params in zip(
+        paths_and_leaves, jax.tree.leaves(roles), self._from_params):
       role = None if role == not_a_slot else role
       name = _slot_name(path, keys)
       # A wrapper's inner count and its own are both "iterations": Keras
@@ -292,13 +322,34 @@ class FusedTransform:
       count = seen.get((name, role), 0)
       seen[(name, role)] = count + 1
       leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
-                              np.asarray(leaf)))
-    self.keys, self._treedef = list(keys), treedef
-    self._param_specs = {key: jax.ShapeDtypeStruct(value.shape, value.dtype)
-                         for key, value in params.items()}
+                              np.asarray(leaf), from_params))
+    self._treedef = treedef
     self._roles = [leaf.slot_of for leaf in leaves]
     self._leaf_names = [leaf.name for leaf in leaves]
     return leaves
+
+  def initial_values_from(self, params: Sequence[Any], tensorflow: bool = True
+                          ) -> list[Any]:
+    """The initial values of the `from_params` leaves, in leaf order,
+    computed from `params` (the variables' tensors, in variable order):
+    TensorFlow tensors (in a graph or a `tf.function` they read the
+    variables once those are initialized, as a TF Addons slot made from
+    `var.read_value()` does), or JAX arrays if not `tensorflow`."""
+    transform, keys = self.transform(0.001), list(self.keys)
+    wanted = [i for i, from_params in enumerate(self._from_params)
+              if from_params]
+
+    def initial_values(params):
+      leaves = jax.tree.leaves(transform.init(dict(zip(keys, params))))
+      return [leaves[i] for i in wanted]
+
+    with self.precision():
+      if not tensorflow:
+        return initial_values(list(params))
+      from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
+      # Not a tf.function: it runs once, in whatever graph or lifted
+      # initializer the variable is being made in.
+      return jax2tf.convert(initial_values, with_gradient=False)(list(params))
 
   def averages(self, variables: Sequence[Any], state_variables: Sequence[Any]
                ) -> dict[Any, Any]:
@@ -351,10 +402,11 @@ class FusedTransform:
       @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
       def apply(variables, grads, state_variables, learning_rate,
                 row_indices):
-        new_params, new_state = step(
-            [v.read_value() for v in variables], grads,
-            [s.read_value() for s in state_variables], learning_rate,
-            row_indices)
+        with self.precision():
+          new_params, new_state = step(
+              [v.read_value() for v in variables], grads,
+              [s.read_value() for s in state_variables], learning_rate,
+              row_indices)
         for variable, value in zip([*variables, *state_variables],
                                    [*new_params, *new_state]):
           variable.assign(value)
@@ -445,6 +497,23 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
       variables[0], update_on_device,
       args=(list(variables), list(grads), list(state_variables),
             learning_rate), group=True)
+
+
+def tensor_slices(grads: Sequence[Any]) -> list[Any]:
+  """`grads` with every `tf.IndexedSlices` made of tensors: Keras's own
+  examples write `tf.IndexedSlices(values, indices=(0, 2, 4), ...)`, and
+  native optimizers take them."""
+  tf = sys.modules.get("tensorflow")
+  if tf is None:
+    return list(grads)
+  return [tf.IndexedSlices(tf.convert_to_tensor(grad.values),
+                           tf.convert_to_tensor(grad.indices),
+                           None if grad.dense_shape is None
+                           else tf.convert_to_tensor(grad.dense_shape))
+          if isinstance(grad, tf.IndexedSlices)
+          and not all(tf.is_tensor(part) or part is None for part in (
+              grad.values, grad.indices, grad.dense_shape))
+          else grad for grad in grads]
 
 
 def check_gradients(class_name: str, grads: Sequence[Any],
@@ -645,6 +714,29 @@ def _convert(step, sparse: tuple[bool, ...],
   return tf.function(jax2tf.convert(step, with_gradient=False,
                                     polymorphic_shapes=polymorphic),
                      autograph=False)
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+  """A numpy dtype from a TensorFlow, Keras (string) or numpy one."""
+  return np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+
+
+def _depends_on_params(init: Callable[[Any], Any], specs: Any) -> list[bool]:
+  """For each leaf of `init(params)`, whether its value depends on the
+  params' values (not only on their shapes), from `init`'s jaxpr: a leaf
+  reached from an input through any equation (one with a sub-jaxpr counts
+  as using all its inputs)."""
+  closed = jax.make_jaxpr(init)(specs)
+  jaxpr = closed.jaxpr
+  reached = set(jaxpr.invars)
+
+  def is_reached(var):
+    return not isinstance(var, jax.extend.core.Literal) and var in reached
+
+  for equation in jaxpr.eqns:
+    if any(is_reached(var) for var in equation.invars):
+      reached.update(equation.outvars)
+  return [is_reached(var) for var in jaxpr.outvars]
 
 
 def _slot_name(path: tuple[Any, ...], keys: Sequence[str]) -> str:

@@ -125,7 +125,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                             else 0.001)
 
     def apply(self, grads, trainable_variables=None):
-      grads = list(grads)
+      grads = _fused.tensor_slices(grads)
       if trainable_variables is not None:
         trainable_variables = list(trainable_variables)
       variables = (self._trainable_variables if trainable_variables is None
@@ -147,26 +147,46 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if self.built:
         return
       with _outside_functions():
-        self._build_eagerly(variables)
-
-    def _build_eagerly(self, variables):
-      super().build(variables)
+        super().build(variables)
       leaves = self._fused.initial_state(
           _fused.unique_keys([getattr(v, "path", v.name) for v in variables]),
-          [keras.ops.convert_to_numpy(v) for v in variables])
+          variables)
       self._state_variables = []
+      from_params = 0
       for leaf in leaves:
-        reference = None if leaf.slot_of is None else variables[leaf.slot_of]
-        if leaf.is_slot_of(variables):
-          variable = self.add_variable_from_reference(
-              reference, name=leaf.name, initializer=_constant(leaf.value))
+        if leaf.from_params:
+          # Reads the variables: inside the trace that creates them (a model
+          # built at its first step), TensorFlow orders the initializers.
+          variable = self._add_state_variable(
+              variables, leaf, self._initial_from_params(variables,
+                                                         from_params))
+          from_params += 1
         else:
-          prefix = "state_" if reference is None else (
-              reference.path.replace("/", "_") + "_")
-          variable = self.add_variable(
-              shape=leaf.value.shape, initializer=_constant(leaf.value),
-              dtype=str(leaf.value.dtype), name=prefix + leaf.name)
+          with _outside_functions():
+            variable = self._add_state_variable(variables, leaf,
+                                                _constant(leaf.value))
         self._state_variables.append(variable)
+
+    def _add_state_variable(self, variables, leaf, initializer):
+      reference = None if leaf.slot_of is None else variables[leaf.slot_of]
+      if leaf.is_slot_of(variables):
+        return self.add_variable_from_reference(
+            reference, name=leaf.name, initializer=initializer)
+      prefix = "state_" if reference is None else (
+          reference.path.replace("/", "_") + "_")
+      return self.add_variable(
+          shape=leaf.value.shape, initializer=initializer,
+          dtype=str(leaf.value.dtype), name=prefix + leaf.name)
+
+    def _initial_from_params(self, variables, position):
+      def initializer(shape, dtype):
+        del shape, dtype
+        if keras.backend.backend() != "tensorflow":
+          return self._fused.initial_values_from(
+              [v.value for v in variables], tensorflow=False)[position]
+        return self._fused.initial_values_from(
+            [_tf_variable(v).read_value() for v in variables])[position]
+      return initializer
 
     def _apply_weight_decay(self, variables):
       del variables  # Inside the fused step, one pass less over memory.

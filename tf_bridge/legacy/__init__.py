@@ -80,6 +80,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
       grads_and_vars = list(grads_and_vars)
+      grads_and_vars = list(zip(
+          _fused.tensor_slices([g for g, _ in grads_and_vars]),
+          [v for _, v in grads_and_vars]))
       with _fused.check_gradients(class_name, [g for g, _ in grads_and_vars],
                                   [v for _, v in grads_and_vars]):
         return super().apply_gradients(grads_and_vars, *args, **kwargs)
@@ -88,15 +91,17 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if self._variables_built_for is not None:
         return
       self._variables_built_for = list(var_list)
-      with tf.init_scope():  # Slots may be created inside a tf.function.
-        values = [v.numpy() for v in var_list]
       leaves = self._fused.initial_state(
-          _fused.unique_keys([v.name for v in var_list]), values)
+          _fused.unique_keys([v.name for v in var_list]), var_list)
+      from_params = [] if not any(leaf.from_params for leaf in leaves) else (
+          self._fused.initial_values_from([v.read_value() for v in var_list]))
       self._state_variables = []
       for leaf in leaves:
+        # As TF Addons' `add_slot(var, name, var.read_value())`.
+        initial = from_params.pop(0) if leaf.from_params else leaf.value
         if leaf.is_slot_of(var_list):
           variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
-                                   initializer=leaf.value)
+                                   initializer=initial)
         else:
           prefix = "state_" if leaf.slot_of is None else (
               self._fused.keys[leaf.slot_of].replace(":", "_")
@@ -105,7 +110,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           variable = self.add_weight(
               prefix + leaf.name, shape=leaf.value.shape,
               dtype=tf.as_dtype(leaf.value.dtype),
-              initializer=tf_keras.initializers.Constant(leaf.value),
+              initializer=(lambda shape, dtype, initial=initial: initial),
               trainable=False)
           self._weights.append(variable)  # As OptimizerV2 lists `iter`.
         self._state_variables.append(variable)
@@ -118,10 +123,18 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       _fused.check_built_for(class_name, variables,
                              [v for _, v in grads_and_vars],
                              key=lambda v: v.ref())
+      grads = [positions.get(v.ref()) for v in variables]
       update = _fused.apply_fused(
-          self._fused, distribution, variables,
-          [positions.get(v.ref()) for v in variables], self._state_variables,
+          self._fused, distribution, variables, grads, self._state_variables,
           self._decayed_lr(tf.float32))
+      # As OptimizerV2: a variable's constraint after its update.
+      constrained = [v for v, g in zip(variables, grads)
+                     if g is not None and getattr(v, "constraint", None)]
+      if constrained:
+        with tf.control_dependencies([update]):
+          update = tf.group([distribution.extended.update(
+              v, lambda v: v.assign(v.constraint(v)), group=True)
+                             for v in constrained])
       # As OptimizerV2: an op in graphs (LossScaleOptimizer's tf.cond pairs it
       # with a no-op), the new count when eager.
       if tf.executing_eagerly():
