@@ -14,9 +14,10 @@ from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
 
 
 class AdafactorSlots(NamedTuple):
-  velocity: optax.Params  # The second moment, or its factored reconstruction.
-  row_moments: optax.Params  # Shape p.shape[:-1]; empty (0,) below 2-D.
+  # In the order Keras 3 creates them for each variable.
+  row_moments: optax.Params  # Shape p.shape[:-1]; a scalar below 2-D.
   column_moments: optax.Params  # Shape p.shape[:-2] + p.shape[-1:]; same.
+  velocity: optax.Params  # The second moment, or its factored reconstruction.
 
 
 def _factored(leaf: Any) -> bool:
@@ -49,8 +50,8 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
     p = p - alpha * u / max(1, rms(u) / clip_threshold)
 
   State: `v` for every parameter (Keras's "velocity") and the row and column
-  moments `r`, `c` of the factored ones; below rank 2 those are empty arrays
-  (Keras keeps untracked placeholders there). In Keras 3.15 `relative_step`
+  moments `r`, `c` of the factored ones; below rank 2 those are unused
+  int32 scalars (Keras's placeholders there). In Keras 3.15 `relative_step`
   changes nothing: the step is capped by `1 / sqrt(t)` either way (the cap
   is applied twice when it is True); it is kept for the configuration.
   (`optax.adafactor` differs in most details: decay rate 0.8 with the
@@ -77,22 +78,23 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
   def build(params):
     # Reduced from the parameter, so that the moments take its sharding
     # along their axes.
+    # Below rank 2, Keras 3.15's placeholders: int32 scalars.
     def rows(p):
       return jnp.zeros_like(p).sum(axis=-1) if _factored(p) else jnp.zeros(
-          (0,), p.dtype)
+          (), jnp.int32)
 
     def columns(p):
       return jnp.zeros_like(p).sum(axis=-2) if _factored(p) else jnp.zeros(
-          (0,), p.dtype)
+          (), jnp.int32)
 
-    return AdafactorSlots(optax.tree.zeros_like(params),
-                          jax.tree.map(rows, params),
-                          jax.tree.map(columns, params))
+    return AdafactorSlots(jax.tree.map(rows, params),
+                          jax.tree.map(columns, params),
+                          optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     step = (iteration + 1).astype(jnp.float32)
 
-    def leaf_step(g, p, v, r, c):
+    def leaf_step(g, p, r, c, v):
       t = step.astype(p.dtype)
       rho = jnp.minimum(cast_like(learning_rate, p), 1 / jnp.sqrt(t))
       alpha = jnp.maximum(cast_like(epsilon_2, p), _rms(p)) * rho
@@ -113,6 +115,6 @@ def adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
                            "RMS")
     updates, velocity, rows, columns = map_leaves(leaf_step, 4, grads, params,
                                                   *slots)
-    return updates, AdafactorSlots(velocity, rows, columns)
+    return updates, AdafactorSlots(rows, columns, velocity)
 
   return UpdateStep(build, update)

@@ -392,7 +392,7 @@ def test_every_class_fits_saves_and_loads(case, tmp_path):
   loaded = saved_and_loaded(model, legacy, tmp_path)
   assert type(loaded.optimizer) is type(model.optimizer)
   saved, restored = (optimizer_values(m.optimizer) for m in (model, loaded))
-  assert len(saved) == len(restored) >= 2
+  assert len(saved) == len(restored) >= 1
   for a, b in zip(saved, restored):
     np.testing.assert_array_equal(a, b)
   tokens, targets = fit_data()

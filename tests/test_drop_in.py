@@ -2,6 +2,8 @@
 optimizer and once with its bridged twin, give the same numbers (DESIGN.md:
 the native class is the specification)."""
 
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -231,3 +233,106 @@ def test_legacy_graph_mode_state_made_from_the_params():
   # TF Addons: average = decay * average + (1 - decay) * new value.
   np.testing.assert_allclose(average, [0.5 * 1.0 + 0.5 * 0.5,
                                        0.5 * 2.0 + 0.5 * 1.5])
+
+
+def _layout_cases():
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  return [d for d in catalog.CATALOG
+          if d.has_native and d.generation in (catalog.KERAS, catalog.LEGACY)]
+
+
+def _layout(optimizer, variables):
+  """(name without the optimizer's prefix, shape, dtype) of every optimizer
+  variable, in order."""
+  if isinstance(optimizer, keras.optimizers.Optimizer):
+    optimizer.build(variables)
+    found = optimizer.variables
+  else:
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+    found = optimizer.variables()
+  return [(v.name.split("/", 1)[-1] if "/" in v.name else v.name,
+           tuple(v.shape), str(v.dtype)) for v in found]
+
+
+@pytest.mark.parametrize("declaration", _layout_cases(),
+                         ids=lambda d: d.name)
+def test_optimizer_variables_are_natives(declaration):
+  """The same variables, names, shapes, dtypes and order as the native
+  class: what `tf.train.Checkpoint` and `.keras` files hold."""
+  keras3 = declaration.generation == "keras"
+  make = keras.Variable if keras3 else tf.Variable
+  layouts = []
+  for optimizer in (declaration.make_native(),
+                    getattr(tf_bridge if keras3 else tf_bridge.legacy,
+                            declaration.class_name)(**declaration.required)):
+    variables = [make(np.ones((3, 2), "float32"), name="kernel"),
+                 make(np.ones((2,), "float32"), name="bias")]
+    layouts.append(_layout(optimizer, variables))
+  native, bridged = layouts
+  assert [v[1:] for v in bridged] == [v[1:] for v in native]
+  # Keras 3 files and checkpoints hold optimizer variables by position;
+  # where native keeps Keras's default names (Nadam's `u_product` is
+  # "variable", Adafactor's factored moments are named after the variable),
+  # the bridge names them after what they hold.
+  def named(name):
+    return not keras3 or re.sub(r"_\d+$", "", name) not in (
+        "variable", "kernel", "bias")
+
+  assert [b[0] for b, n in zip(bridged, native) if named(n[0])] == [
+      n[0] for n in native if named(n[0])]
+
+
+@pytest.mark.parametrize("generation, name", [
+    ("keras", "Adam"), ("keras", "Nadam"), ("keras", "Adafactor"),
+    ("keras", "SGD"), ("legacy", "Adam"), ("legacy", "Nadam"),
+    ("legacy", "Ftrl")])
+def test_checkpoints_move_between_native_and_bridged(generation, name,
+                                                     tmp_path):
+  """A `tf.train.Checkpoint` written by either class restores into the
+  other, which then takes the steps the writer would have taken."""
+  keras3 = generation == "keras"
+  natives = keras.optimizers if keras3 else tf_keras.optimizers.legacy
+  bridges = tf_bridge if keras3 else tf_bridge.legacy
+  make_variable = keras.Variable if keras3 else tf.Variable
+  gradients = [np.linspace(-1, 1, 6).reshape(3, 2).astype("float32"),
+               np.array([0.5, -2.0], "float32")]
+
+  def run(optimizer, variables, steps):
+    for step in range(steps):
+      optimizer.apply_gradients(zip(
+          [tf.constant(g * (1 + step)) for g in gradients], variables))
+    return [v.numpy() for v in variables]
+
+  def fresh():
+    return [make_variable(np.ones((3, 2), "float32"), name="kernel"),
+            make_variable(np.ones((2,), "float32"), name="bias")]
+
+  for writer_module, reader_module in ((natives, bridges),
+                                       (bridges, natives)):
+    variables = fresh()
+    writer = getattr(writer_module, name)(learning_rate=0.1)
+    run(writer, variables, 2)
+    path = tf.train.Checkpoint(optimizer=writer, variables=variables).write(
+        str(tmp_path / f"{writer_module.__name__}"))
+    continued = run(writer, variables, 2)
+
+    restored_variables = fresh()
+    reader = getattr(reader_module, name)(learning_rate=0.1)
+    if keras3:
+      reader.build(restored_variables)
+    else:
+      reader._create_all_weights(restored_variables)  # pylint: disable=protected-access
+    status = tf.train.Checkpoint(optimizer=reader,
+                                 variables=restored_variables).read(path)
+    if keras3:
+      status.assert_consumed()
+    else:
+      # Native OptimizerV2 also keeps its hyperparameters (beta_1, ...) as
+      # variables, which the bridged classes do not hold yet (issue #16):
+      # those stay unmatched; the slots and `iter` move, as the steps after
+      # the restore show.
+      status.expect_partial()
+    np.testing.assert_allclose(run(reader, restored_variables, 2)[0],
+                               continued[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(run(reader, restored_variables, 0)[1],
+                               continued[1], rtol=RTOL, atol=ATOL)

@@ -41,6 +41,15 @@ class StateLeaf:
   # Its initial value depends on the variables' values (Lookahead's slow
   # weights): `FusedTransform.initial_values_from` computes it.
   from_params: bool = False
+  # The step count, which Keras keeps as `iterations`: fed to every step
+  # from there, not stored (so the variables are native's).
+  derived: bool = False
+
+  @property
+  def stored(self) -> bool:
+    """Kept in a Keras variable: not the derived count, not an empty leaf
+    (Muon's unused velocity of a matrix, which native does not create)."""
+    return not self.derived and self.value.size > 0
 
   def is_slot_of(self, variables: Sequence[Any]) -> bool:
     """A Keras slot: it mirrors a variable with that variable's dtype and
@@ -176,8 +185,10 @@ def declared_classes(keras_optimizer: Callable[..., type],
                      ) -> dict[str, type]:
   """Classes for catalog declarations, by class name, made by the host's
   `keras_optimizer` (Keras 3's or OptimizerV2's)."""
-  return {d.class_name: keras_optimizer(d.port, name=d.class_name,
-                                        module=module)
+  return {d.class_name: keras_optimizer(
+      d.port, name=d.class_name, module=module,
+      **({} if d.slots_by_variable is None
+         else {"slots_by_variable": d.slots_by_variable}))
           for d in declarations}
 
 
@@ -321,12 +332,38 @@ class FusedTransform:
       # (HDF5 above all) needs distinct names.
       count = seen.get((name, role), 0)
       seen[(name, role)] = count + 1
+      leaf = np.asarray(leaf)
+      derived = (name, count, role, leaf.shape) == ("iterations", 0, None, ())
       leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
-                              np.asarray(leaf), from_params))
+                              leaf, from_params, derived))
     self._treedef = treedef
     self._roles = [leaf.slot_of for leaf in leaves]
     self._leaf_names = [leaf.name for leaf in leaves]
+    self._derived = [leaf.derived for leaf in leaves]
+    self._empty = {index: leaf.value for index, leaf in enumerate(leaves)
+                   if not leaf.derived and not leaf.stored}
     return leaves
+
+  def _full_leaves(self, stored: Sequence[Any], iterations: Any) -> list[Any]:
+    """The state's leaves from the stored ones and Keras's `iterations` (the
+    transform's count; less the skipped steps under `skip_nonfinite`, which
+    Keras counts and the transform does not)."""
+    stored = iter(stored)
+    leaves = [jnp.asarray(self._empty[index]) if index in self._empty
+              else None if derived else next(stored)
+              for index, derived in enumerate(self._derived)]
+    for index, derived in enumerate(self._derived):
+      if derived:
+        skipped = [leaf for leaf, name in zip(leaves, self._leaf_names)
+                   if name == "skipped_steps"] if self._skip_nonfinite else []
+        count = jnp.asarray(iterations).astype(jnp.int32)
+        leaves[index] = count - skipped[0] if skipped else count
+    return leaves
+
+  def _stored_leaves(self, leaves: Sequence[Any]) -> list[Any]:
+    return [leaf for index, (leaf, derived) in enumerate(zip(leaves,
+                                                             self._derived))
+            if not derived and index not in self._empty]
 
   def initial_values_from(self, params: Sequence[Any], tensorflow: bool = True
                           ) -> list[Any]:
@@ -364,8 +401,10 @@ class FusedTransform:
                      decay: tuple[float, ...] | None = None):
     """The fused step as a TensorFlow function, cached per signature.
 
-    `step(params, grads, state_leaves, learning_rate, row_indices) ->
-    (params, state)`, lists in variable order. Variables without a gradient
+    `step(params, grads, state_leaves, learning_rate, row_indices,
+    iterations) -> (params, state)`, lists in variable order; the state
+    leaves are the stored ones (not the `derived` count, which comes from
+    Keras's `iterations` before this step's increment). Variables without a gradient
     (`present` False) keep their value and their slots, as Keras skips them.
     A `sparse` variable's gradient is the values of its `tf.IndexedSlices`
     and `row_indices` holds their indices (one int32 vector per sparse
@@ -387,7 +426,8 @@ class FusedTransform:
     """`converted_step` with the variables read and assigned inside one
     `tf.function(jit_compile=True)`, cached per signature.
 
-    `apply(variables, grads, state_variables, learning_rate, row_indices)`.
+    `apply(variables, grads, state_variables, learning_rate, row_indices,
+    iterations)`.
     Compiled together, XLA updates the variables' buffers in place (a
     scatter of touched rows costs those rows); the converted step alone
     would write new tensors that the assignments then take over, an extra
@@ -401,12 +441,12 @@ class FusedTransform:
       # reduce_retracing: sparse gradients of other lengths reuse the trace.
       @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
       def apply(variables, grads, state_variables, learning_rate,
-                row_indices):
+                row_indices, iterations):
         with self.precision():
           new_params, new_state = step(
               [v.read_value() for v in variables], grads,
               [s.read_value() for s in state_variables], learning_rate,
-              row_indices)
+              row_indices, iterations)
         for variable, value in zip([*variables, *state_variables],
                                    [*new_params, *new_state]):
           variable.assign(value)
@@ -432,7 +472,9 @@ class FusedTransform:
       return param - param * jnp.asarray(rate, param.dtype) * (
           learning_rate.astype(param.dtype))
 
-    def step(params, grads, state_leaves, learning_rate, row_indices):
+    def step(params, grads, stored_leaves, learning_rate, row_indices,
+             iterations):
+      state_leaves = self._full_leaves(stored_leaves, iterations)
       new_params, new_leaves = update(params, grads, state_leaves,
                                       learning_rate, row_indices)
       if self._skip_nonfinite:
@@ -441,7 +483,7 @@ class FusedTransform:
         finite = all_finite([g for g, has in zip(grads, present) if has])
         new_params = [jnp.where(finite, new, old)
                       for new, old in zip(new_params, params)]
-      return new_params, new_leaves
+      return new_params, self._stored_leaves(new_leaves)
 
     def gradient(grad, param, has, indices):
       if indices is not None:
@@ -474,8 +516,10 @@ class FusedTransform:
 def apply_fused(fused: "FusedTransform", distribution: Any,
                 variables: Sequence[Any], grads: Sequence[Any],
                 state_variables: Sequence[Any], learning_rate: Any,
-                decay: tuple[float, ...] | None = None) -> Any:
-  """Runs the fused step on every device of `distribution` and assigns.
+                iterations: Any, decay: tuple[float, ...] | None = None
+                ) -> Any:
+  """Runs the fused step on every device of `distribution` and assigns
+  (`iterations`: Keras's count before this step).
 
   Called in cross-replica context (inside Keras's `merge_call`) with reduced
   gradients; `grads` is aligned with `variables`, None where a variable has
@@ -485,13 +529,14 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   present = tuple(g is not None for g in grads)
+  iterations = tf.cast(tf.convert_to_tensor(iterations), tf.int32)
 
   def update_on_device(_, variables, grads, state_variables, learning_rate):
     grads, row_indices, sparse = step_gradients(grads, variables,
                                                 fused.sparse_rows)
     return fused.compiled_apply(present, sparse, decay)(
         list(variables), grads, list(state_variables),
-        tf.cast(learning_rate, tf.float32), row_indices)
+        tf.cast(learning_rate, tf.float32), row_indices, iterations)
 
   return distribution.extended.update(
       variables[0], update_on_device,
@@ -710,10 +755,34 @@ def _convert(step, sparse: tuple[bool, ...],
                                                                  row_shapes))]
   polymorphic = [None, lengths, None, None,
                  [f"(n{index},)" for index, is_sparse in enumerate(sparse)
-                  if is_sparse]]
+                  if is_sparse], None]
   return tf.function(jax2tf.convert(step, with_gradient=False,
                                     polymorphic_shapes=polymorphic),
                      autograph=False)
+
+
+def creation_order(leaves: Sequence[StateLeaf], slots_by_variable: bool,
+                   shared_first: bool) -> list[int]:
+  """The order to create the stored leaves' variables in, native's: the
+  slots of one variable after another (`slots_by_variable`, Keras 3's
+  `add_optimizer_variables`) or each slot for every variable in turn
+  (OptimizerV2's `_create_slots` loops), variables in their list's order
+  (the state's dicts hold them sorted by path); the leaves of no variable
+  (Nadam's momentum cache) before the slots if `shared_first`, else
+  after."""
+  first: dict[str, int] = {}
+  for index, leaf in enumerate(leaves):
+    first.setdefault(leaf.name, index)
+
+  def key(index):
+    leaf = leaves[index]
+    if leaf.slot_of is None:
+      return (0 if shared_first else 2, index)
+    if slots_by_variable:
+      return (1, leaf.slot_of, first[leaf.name])
+    return (1, first[leaf.name], leaf.slot_of)
+
+  return sorted((i for i, leaf in enumerate(leaves) if leaf.stored), key=key)
 
 
 def _numpy_dtype(dtype: Any) -> np.dtype:

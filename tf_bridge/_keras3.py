@@ -45,7 +45,8 @@ def _outside_functions():
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge",
-                    mixins: tuple[type, ...] = ()) -> type:
+                    mixins: tuple[type, ...] = (),
+                    slots_by_variable: bool = True) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -71,6 +72,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       (`tf_bridge.tf1` keeps TF1's `Adam` apart from Keras 3's).
     mixins: Base classes added before Keras's (e.g. TFA's
       `assign_average_vars`).
+    slots_by_variable: Create the slots of one variable after another, as
+      Keras 3's own optimizers do, or each slot for all variables in turn.
 
   A sparse gradient (`tf.IndexedSlices`) reaches the transform as a
   `jaxopt_port.RowSparse` if the transform takes those
@@ -151,21 +154,22 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       leaves = self._fused.initial_state(
           _fused.unique_keys([getattr(v, "path", v.name) for v in variables]),
           variables)
-      self._state_variables = []
-      from_params = 0
-      for leaf in leaves:
+      from_params = [i for i, leaf in enumerate(leaves) if leaf.from_params]
+      created = {}
+      for index in _fused.creation_order(leaves, slots_by_variable,
+                                         shared_first=False):
+        leaf = leaves[index]
         if leaf.from_params:
           # Reads the variables: inside the trace that creates them (a model
           # built at its first step), TensorFlow orders the initializers.
-          variable = self._add_state_variable(
-              variables, leaf, self._initial_from_params(variables,
-                                                         from_params))
-          from_params += 1
+          created[index] = self._add_state_variable(
+              variables, leaf, self._initial_from_params(
+                  variables, from_params.index(index)))
         else:
           with _outside_functions():
-            variable = self._add_state_variable(variables, leaf,
-                                                _constant(leaf.value))
-        self._state_variables.append(variable)
+            created[index] = self._add_state_variable(variables, leaf,
+                                                      _constant(leaf.value))
+      self._state_variables = [created[i] for i in sorted(created)]
 
     def _add_state_variable(self, variables, leaf, initializer):
       reference = None if leaf.slot_of is None else variables[leaf.slot_of]
@@ -235,7 +239,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           present, sparse, self._decay_rates(trainable_variables))
       new_params, new_state = step(
           params, gradients, [s.value for s in self._state_variables],
-          jnp.asarray(learning_rate, jnp.float32), row_indices)
+          jnp.asarray(learning_rate, jnp.float32), row_indices,
+          jnp.asarray(self.iterations, jnp.int32))
       for variable, value in zip(self._trainable_variables, new_params):
         variable.assign(value)
       for variable, value in zip(self._state_variables, new_state):
@@ -246,7 +251,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           self._fused, distribution,
           [_tf_variable(v) for v in self._trainable_variables],
           grads, [s.value for s in self._state_variables], learning_rate,
-          decay)
+          self.iterations, decay)
 
     def _built_variables(self):
       return self._trainable_variables

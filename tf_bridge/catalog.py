@@ -39,6 +39,9 @@ class Declaration:
   # Values for the arguments the optimizer requires (TF1's learning rate),
   # used wherever the catalog makes an instance (parity command, tests).
   required: dict[str, Any] = dataclasses.field(default_factory=dict)
+  # The order its native class creates slots in, where it is not its
+  # generation's (`keras_optimizer`'s `slots_by_variable`).
+  slots_by_variable: bool | None = None
 
   @property
   def name(self) -> str:
@@ -147,7 +150,7 @@ CATALOG: tuple[Declaration, ...] = (
     keras_legacy(legacy.adamax, "Adamax"),
     keras_legacy(legacy.adadelta, "Adadelta"),
     keras_legacy(legacy.nadam, "Nadam"),
-    keras_legacy(legacy.ftrl, "Ftrl"),
+    keras_legacy(legacy.ftrl, "Ftrl", slots_by_variable=True),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",

@@ -21,7 +21,8 @@ from tf_bridge._keras3 import camel_case
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge.legacy",
-                    mixins: tuple[type, ...] = ()) -> type:
+                    mixins: tuple[type, ...] = (),
+                    slots_by_variable: bool = False) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -37,6 +38,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     name: The class name; defaults to the CamelCase of `factory.__name__`.
     module, mixins: As in `tf_bridge.keras_optimizer` (an inner
       bridged optimizer argument works the same way).
+    slots_by_variable: Create each slot for all variables in turn, as most
+      OptimizerV2 classes do, or (True, as legacy Ftrl) the slots of one
+      variable after another.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -93,27 +97,34 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       self._variables_built_for = list(var_list)
       leaves = self._fused.initial_state(
           _fused.unique_keys([v.name for v in var_list]), var_list)
-      from_params = [] if not any(leaf.from_params for leaf in leaves) else (
-          self._fused.initial_values_from([v.read_value() for v in var_list]))
-      self._state_variables = []
-      for leaf in leaves:
+      initial = dict(zip(
+          [i for i, leaf in enumerate(leaves) if leaf.from_params],
+          self._fused.initial_values_from([_initialized_value(v)
+                                           for v in var_list])
+          if any(leaf.from_params for leaf in leaves) else []))
+      created = {}
+      for index in _fused.creation_order(leaves, slots_by_variable,
+                                         shared_first=True):
+        leaf = leaves[index]
         # As TF Addons' `add_slot(var, name, var.read_value())`.
-        initial = from_params.pop(0) if leaf.from_params else leaf.value
+        value = initial.get(index, leaf.value)
         if leaf.is_slot_of(var_list):
           variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
-                                   initializer=initial)
+                                   initializer=value)
         else:
-          prefix = "state_" if leaf.slot_of is None else (
+          # Named as native names its own weights (`momentum_cache`).
+          prefix = "" if leaf.slot_of is None else (
               self._fused.keys[leaf.slot_of].replace(":", "_")
               .replace("/", "_")
               + "_")
           variable = self.add_weight(
               prefix + leaf.name, shape=leaf.value.shape,
               dtype=tf.as_dtype(leaf.value.dtype),
-              initializer=(lambda shape, dtype, initial=initial: initial),
+              initializer=(lambda shape, dtype, value=value: value),
               trainable=False)
           self._weights.append(variable)  # As OptimizerV2 lists `iter`.
-        self._state_variables.append(variable)
+        created[index] = variable
+      self._state_variables = [created[i] for i in sorted(created)]
 
     def _distributed_apply(self, distribution, grads_and_vars, apply_state,
                            name):
@@ -126,7 +137,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       grads = [positions.get(v.ref()) for v in variables]
       update = _fused.apply_fused(
           self._fused, distribution, variables, grads, self._state_variables,
-          self._decayed_lr(tf.float32))
+          self._decayed_lr(tf.float32), self.iterations)
       # As OptimizerV2: a variable's constraint after its update.
       constrained = [v for v, g in zip(variables, grads)
                      if g is not None and getattr(v, "constraint", None)]
@@ -163,6 +174,16 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       + (inspect.getdoc(factory) or ""))
   return tf_keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
+
+
+def _initialized_value(variable: Any) -> Any:
+  """The variable's value; in a TF1 graph, its initial value until it is
+  initialized (`global_variables_initializer` runs in no set order)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if tf.executing_eagerly():
+    return variable.read_value()
+  return tf.cond(tf.compat.v1.is_variable_initialized(variable),
+                 variable.read_value, lambda: variable.initial_value)
 
 
 def _learning_rate_of(optimizer: Any) -> Any:
