@@ -18,10 +18,10 @@ class AdagradSlots(NamedTuple):
   accumulator: optax.Params
 
 
-def check_adagrad_arguments(initial_accumulator_value: Any,
-                            epsilon: Any) -> None:
+def check_adagrad_arguments(initial_accumulator_value: Any, epsilon: Any, *,
+                            accumulator_message: str | None = None) -> None:
   _checks.check_range("initial_accumulator_value", initial_accumulator_value,
-                      0.0)
+                      0.0, message=accumulator_message)
   _checks.check_range("epsilon", epsilon, 0.0)
 
 

@@ -41,18 +41,29 @@ def is_python_zero(value: Any) -> bool:
 
 
 def check_range(name: str, value: Any, low: float, high: float = math.inf, *,
-                low_open: bool = False, high_open: bool = False) -> None:
-  """Raises ValueError naming `name` when a known `value` is outside the range."""
+                low_open: bool = False, high_open: bool = False,
+                message: str | None = None) -> None:
+  """Raises ValueError naming `name` when a known `value` is outside the
+  range; `message` (fields `{name}`, `{value}`, `{type}`) gives the native
+  class's own words where it refuses the same values."""
   number = concrete_number(value)
   if number is None:
     return
   too_low = number <= low if low_open else number < low
   too_high = number >= high if high_open else number > high
   if too_low or too_high or math.isnan(number):
+    if message is not None:
+      raise ValueError(message.format(name=name, value=value,
+                                      type=type(value)))
     interval = (("(" if low_open else "[") + f"{low:g}, {high:g}"
                 + (")" if high_open else "]"))
     raise ValueError(
         f"`{name}` must be in {interval}. Received: {name}={value!r}")
+
+
+# OptimizerV2's words for a momentum outside [0, 1] (SGD, RMSprop).
+LEGACY_MOMENTUM_MESSAGE = ("`{name}` must be between [0, 1]. Received: "
+                           "{name}={value} (of type {type}).")
 
 
 def check_moment_arguments(beta_1: Any, beta_2: Any, epsilon: Any, *,

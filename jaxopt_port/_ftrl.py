@@ -22,16 +22,22 @@ def check_ftrl_arguments(learning_rate_power: Any, initial_accumulator_value: An
                          l2_regularization_strength: Any,
                          l2_shrinkage_regularization_strength: Any,
                          beta: Any) -> None:
-  _checks.check_range("learning_rate_power", learning_rate_power, -float("inf"),
-                      0.0)
+  # In Keras's words (both generations).
+  _checks.check_range(
+      "learning_rate_power", learning_rate_power, -float("inf"), 0.0,
+      message="`{name}` needs to be negative or zero. Received: "
+      "{name}={value}.")
   for name, value in (
       ("initial_accumulator_value", initial_accumulator_value),
       ("l1_regularization_strength", l1_regularization_strength),
       ("l2_regularization_strength", l2_regularization_strength),
       ("l2_shrinkage_regularization_strength",
-       l2_shrinkage_regularization_strength),
-      ("beta", beta)):
-    _checks.check_range(name, value, 0.0)
+       l2_shrinkage_regularization_strength)):
+    _checks.check_range(
+        name, value, 0.0,
+        message="`{name}` needs to be positive or zero. Received: "
+        "{name}={value}.")
+  _checks.check_range("beta", beta, 0.0)
 
 
 def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,

@@ -64,6 +64,9 @@ def lion(beta_1: float = 0.9, beta_2: float = 0.99) -> UpdateStep:
   Reference: Chen et al., 2023, "Symbolic Discovery of Optimization
   Algorithms".
   """
-  _checks.check_range("beta_1", beta_1, 0.0, 1.0, low_open=True)
+  _checks.check_range(
+      "beta_1", beta_1, 0.0, 1.0, low_open=True,
+      message="Argument `beta_1` must be in the [0, 1] range. Otherwise, the "
+      "optimizer degenerates to SignSGD. Received: beta_1={value}.")
   _checks.check_range("beta_2", beta_2, 0.0, 1.0)
   return lion_update_step(beta_1, beta_2)

@@ -25,9 +25,11 @@ class LegacyRMSpropSlots(NamedTuple):
   mg: optax.Params | None
 
 
-def check_rmsprop_arguments(rho: Any, momentum: Any, epsilon: Any) -> None:
+def check_rmsprop_arguments(rho: Any, momentum: Any, epsilon: Any, *,
+                            momentum_message: str | None = None) -> None:
   _checks.check_range("rho", rho, 0.0, 1.0, high_open=True)
-  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  _checks.check_range("momentum", momentum, 0.0, 1.0,
+                      message=momentum_message)
   _checks.check_range("epsilon", epsilon, 0.0)
 
 

@@ -70,5 +70,6 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   Reference: Sutskever et al., 2013, "On the importance of initialization and
   momentum in deep learning".
   """
-  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  _checks.check_range("momentum", momentum, 0.0, 1.0,
+                      message="`momentum` must be a float between [0, 1].")
   return sgd_update_step(momentum, nesterov)

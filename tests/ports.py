@@ -93,6 +93,13 @@ IDS = [name for name, _, _ in CASES]
 # For sharding: every port, the Keras 3 base arguments (EMA, accumulation,
 # clipping, decay) and the wrappers; OptimizerV2's base arguments and the
 # slot variants add no layout of their own.
-SHARDED_CASES = [(name, factory, kwargs) for name, factory, kwargs in CASES
+# FTRL's step divides root differences by the learning rate (sigma =
+# (sqrt(n') - sqrt(n)) / lr): at the default 0.001 a last-bit difference of
+# the sharded clip norm grows a thousandfold (2.4x DESIGN.md's tolerance on
+# some CPUs), so FTRL runs sharded at 0.1.
+SHARDED_CASES = [(name, factory,
+                  {**kwargs, "learning_rate": 0.1} if name == "ftrl+base"
+                  else kwargs)
+                 for name, factory, kwargs in CASES
                  if not name.endswith(("+slots", "+base2"))
                  and not (name.endswith("+base") and "." in name)]

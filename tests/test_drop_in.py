@@ -336,3 +336,140 @@ def test_checkpoints_move_between_native_and_bridged(generation, name,
                                continued[0], rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(run(reader, restored_variables, 0)[1],
                                continued[1], rtol=RTOL, atol=ATOL)
+
+
+def _outcome(make):
+  try:
+    make()
+  except Exception as error:  # pylint: disable=broad-except
+    return type(error), str(error)
+  return None
+
+
+@pytest.mark.parametrize("declaration", _layout_cases(),
+                         ids=lambda d: d.name)
+def test_invalid_arguments_raise_natives_error(declaration):
+  """Where the native class refuses a value, the bridged class refuses it
+  with the same exception and message (where native accepts nonsense, the
+  bridge may refuse it: README, differences)."""
+  import inspect  # pylint: disable=import-outside-toplevel
+  bridged = getattr(tf_bridge if declaration.generation == "keras"
+                    else tf_bridge.legacy, declaration.class_name)
+  native = declaration.native_class()
+  refused = 0
+  for name, parameter in inspect.signature(native).parameters.items():
+    default = parameter.default
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+      continue
+    for bad in (-0.1, 1.5, -1):
+      expected = _outcome(lambda: native(**{name: bad}))  # pylint: disable=cell-var-from-loop
+      if expected is not None:
+        refused += 1
+        assert _outcome(lambda: bridged(**{name: bad})) == expected, (  # pylint: disable=cell-var-from-loop
+            name, bad)
+  if declaration.class_name in ("SGD", "Ftrl", "Lion") or (
+      declaration.generation == "legacy"
+      and declaration.class_name in ("Adagrad", "RMSprop")):
+    assert refused > 0
+
+
+def test_positional_base_arguments_and_name():
+  native = keras.optimizers.Adam(0.002, 0.8, 0.99, 1e-6, False, 0.01, None,
+                                 None, None, True, 0.9, None, None, None,
+                                 "my_adam")
+  bridged = tf_bridge.Adam(0.002, 0.8, 0.99, 1e-6, False, 0.01, None, None,
+                           None, True, 0.9, None, None, None, "my_adam")
+  assert bridged.name == native.name == "my_adam"
+  assert bridged.weight_decay == native.weight_decay == 0.01
+  assert bridged.use_ema and bridged.ema_momentum == 0.9
+  assert (bridged.beta_1, bridged.beta_2, bridged.epsilon) == (
+      native.beta_1, native.beta_2, native.epsilon)
+  legacy = tf_bridge.legacy.Adam(0.002, 0.8, 0.99, 1e-6, True, "my_adam")
+  assert legacy.get_config()["name"] == tf_keras.optimizers.legacy.Adam(
+      0.002, 0.8, 0.99, 1e-6, True, "my_adam").get_config()["name"]
+  assert legacy.get_config()["amsgrad"] is True
+
+
+def test_hyperparameters_are_attributes_that_steer_the_next_step():
+  """`optimizer.momentum = 0.9` between eager steps changes the next step,
+  as natively; a value that would change the built state is refused."""
+  results = []
+  for module in (keras.optimizers, tf_bridge):
+    optimizer = module.SGD(0.1, momentum=0.5)
+    assert optimizer.momentum == 0.5
+    variable = keras.Variable(np.ones(3, "float32"))
+    for momentum in (0.5, 0.9, 0.0):
+      optimizer.momentum = momentum
+      optimizer.apply_gradients([(tf.ones(3), variable)])
+    assert optimizer.momentum == 0.0
+    results.append(variable.numpy())
+  np.testing.assert_allclose(results[1], results[0], rtol=RTOL, atol=ATOL)
+  # m = momentum * m - 0.1: 1 - 0.1 - (0.09 + 0.1) - 0.1 (momentum 0: a
+  # plain step); a momentum fixed at 0.5 would end at 0.575.
+  np.testing.assert_allclose(results[1], 0.61, rtol=1e-6)
+  assert tf_bridge.Adam(beta_1=0.8).beta_1 == 0.8
+  with pytest.raises(ValueError, match="`beta_1` must be in"):
+    tf_bridge.Adam().beta_1 = 2.0
+  optimizer = tf_bridge.SGD(0.1)
+  optimizer.apply_gradients([(tf.ones(3), keras.Variable(np.ones(3)))])
+  with pytest.raises(ValueError, match="changes the state the optimizer "
+                     "keeps .* pass it to the constructor"):
+    optimizer.momentum = 0.9
+  assert optimizer.momentum == 0.0
+
+
+def test_update_step_called_directly():
+  """Keras's `update_step(gradient, variable, learning_rate)`: the algorithm
+  on one variable (custom training code calls it)."""
+  results = []
+  for module in (keras.optimizers, tf_bridge):
+    variables = [keras.Variable(np.ones(3, "float32")),
+                 keras.Variable(np.ones(2, "float32"))]
+    optimizer = module.Adam(0.1, weight_decay=0.5)
+    optimizer.build(variables)
+    for _ in range(2):
+      optimizer.update_step(tf.constant([1.0, -2.0, 0.5]), variables[0],
+                            tf.constant(0.1))
+    results.append([v.numpy() for v in variables])
+  _assert_same(results[1], results[0])
+  np.testing.assert_array_equal(results[1][1], [1.0, 1.0])
+
+
+@pytest.mark.parametrize("name", ["Adam", "Nadam", "Ftrl"])
+def test_legacy_optimizer_updates_a_second_variable_list(name):
+  """OptimizerV2 makes slots as variables arrive: one optimizer may update
+  a generator's variables, then a discriminator's, then both."""
+  results = []
+  for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
+    first = tf.Variable(np.ones(3, "float32"))
+    second = tf.Variable(np.full(2, 2.0, "float32"))
+    optimizer = getattr(module, name)(0.1)
+    optimizer.apply_gradients([(tf.constant([1.0, -1.0, 0.5]), first)])
+    optimizer.apply_gradients([(tf.constant([0.3, -0.2]), second)])
+    optimizer.apply_gradients([(tf.constant([1.0, 1.0, 1.0]), first),
+                               (tf.constant([1.0, 1.0]), second)])
+    results.append([first.numpy(), second.numpy(),
+                    int(optimizer.iterations.numpy())])
+  assert results[1][2] == results[0][2] == 3
+  _assert_same(results[1][:2], results[0][:2])
+
+
+def test_legacy_hyperparameters_read_and_set_eagerly():
+  """`optimizer.momentum`, `_get_hyper`, `_set_hyper` as OptimizerV2's
+  (the bridged classes hold Python numbers where native holds variables,
+  so a change reaches steps traced after it: issue #16)."""
+  results = []
+  for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
+    optimizer = module.SGD(0.1, momentum=0.5)
+    variable = tf.Variable(np.ones(3, "float32"))
+    optimizer.apply_gradients([(tf.ones(3), variable)])
+    optimizer.momentum = 0.9
+    optimizer.apply_gradients([(tf.ones(3), variable)])
+    optimizer._set_hyper("momentum", 0.2)  # pylint: disable=protected-access
+    optimizer.apply_gradients([(tf.ones(3), variable)])
+    results.append((variable.numpy(), float(optimizer.momentum),
+                    float(optimizer._get_hyper("momentum", tf.float32)),  # pylint: disable=protected-access
+                    float(module.Adam(beta_1=0.8).beta_1)))
+  np.testing.assert_allclose(results[1][0], results[0][0], rtol=RTOL,
+                             atol=ATOL)
+  np.testing.assert_allclose(results[1][1:], results[0][1:], rtol=1e-6)

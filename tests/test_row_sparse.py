@@ -255,8 +255,8 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
     grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
         [grad], [tf_variable], fused.sparse_rows)
     return apply.experimental_get_compiler_ir(
-        [tf_variable], grads, state, tf.constant(0.01), indices)(
-            stage="optimized_hlo")
+        [tf_variable], grads, state, tf.constant(0.01), indices,
+        tf.constant(0))(stage="optimized_hlo")
 
   module = tf_bridge.legacy if legacy else tf_bridge
   assert _full_table_arithmetic(optimized_hlo(module.Adagrad), TABLE) == {}

@@ -249,6 +249,43 @@ class FusedTransform:
     "rows", "params" or "dense"), or None: the bridge densifies it."""
     return jaxopt_port.sparse_mode(self._algorithm(0.001))
 
+  def set_argument(self, name: str, value: Any) -> None:
+    """Sets a hyperparameter, as assigning a native optimizer's attribute
+    does: the next step traced uses it (in eager mode, the next step). A
+    bad value raises as the constructor does. On a built optimizer the
+    state stays as built: a number that would drop a slot (SGD's momentum
+    set to 0) runs as an array, which keeps it (and computes the same); a
+    value that needs other state (momentum from 0, Adam's amsgrad) raises
+    ValueError."""
+    previous = self._arguments.get(name)
+    try:
+      for candidate in (value, np.asarray(value)):
+        self._arguments[name] = candidate
+        transform = self.transform(0.001)
+        if self._treedef is None:
+          break
+        with self.precision():
+          structure = jax.tree.structure(jax.eval_shape(
+              transform.init, self._param_specs))
+        if structure == self._treedef:
+          break
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+          candidate = None
+          break
+      else:
+        candidate = None
+      if candidate is None:
+        raise ValueError(
+            f"Setting {name}={value!r} changes the state the optimizer "
+            f"keeps (from {self._treedef.num_leaves} to "
+            f"{structure.num_leaves} arrays), and it is built already: "
+            "pass it to the constructor instead.")
+    except Exception:
+      self._arguments[name] = previous
+      raise
+    self._steps.clear()
+    self.__dict__.pop("sparse_rows", None)
+
   def transform(self, learning_rate: Any) -> optax.GradientTransformation:
     transform = self._algorithm(learning_rate)
     return (jaxopt_port.skip_nonfinite(transform) if self._skip_nonfinite
@@ -304,6 +341,7 @@ class FusedTransform:
     marked `from_params`, for `initial_values_from`.
     """
     transform = self.transform(0.001)
+    self._steps.clear()  # Steps traced for another layout.
     self.keys = list(keys)
     self._param_specs = {
         key: jax.ShapeDtypeStruct(tuple(spec.shape), _numpy_dtype(spec.dtype))
@@ -391,9 +429,11 @@ class FusedTransform:
   def averages(self, variables: Sequence[Any], state_variables: Sequence[Any]
                ) -> dict[Any, Any]:
     """id(variable) -> its `average` state variable (MovingAverage, SWA)."""
+    stored = [(name, role) for index, (name, role) in enumerate(
+        zip(self._leaf_names, self._roles))
+              if not self._derived[index] and index not in self._empty]
     return {id(variables[role]): state
-            for name, role, state in zip(self._leaf_names, self._roles,
-                                         state_variables)
+            for (name, role), state in zip(stored, state_variables)
             if name == "average" and role is not None}
 
   def converted_step(self, present: tuple[bool, ...],

@@ -99,16 +99,17 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if argument in factory_parameters
       and factory_parameters[argument].default is not inspect.Parameter.empty}
   default_rate = _fused.learning_rate_default(factory, 0.001)
-  positional = _fused.positional_names(factory)
+  positional = _keras_positional(factory, host_arguments)
 
   class BridgedOptimizer(*mixins, keras.optimizers.Optimizer):
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
 
-    def __init__(self, *args, name=None, skip_nonfinite=False, **kwargs):
+    def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
           _fused.bind_positional(class_name, positional, args, kwargs),
           keras.saving.get_registered_object)
+      name = kwargs.pop("name", None)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "Keras")
       inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
@@ -120,12 +121,26 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().__init__(learning_rate=learning_rate, name=name, **base)
       self._arguments = {**own_defaults, **kwargs}
       self._skip_nonfinite = bool(skip_nonfinite)
+      # Hyperparameters are attributes, as native's (`optimizer.beta_1`).
+      for key, value in self._arguments.items():
+        if _is_hyperparameter_attribute(type(self), key, value):
+          super().__setattr__(key, value)
       self._fused = _fused.FusedTransform(
           factory, {**self._arguments, **base}, host_arguments,
           jaxopt_port.keras_transform, self._skip_nonfinite)
       # Builds the transform once so bad arguments fail here, as in Keras.
       self._fused.transform(learning_rate if isinstance(learning_rate, float)
                             else 0.001)
+
+    def __setattr__(self, name, value):
+      # Assigning a hyperparameter changes the next traced (eager: the next)
+      # step, as it does natively.
+      arguments = self.__dict__.get("_arguments")
+      if ("_fused" in self.__dict__ and name in arguments
+          and _is_hyperparameter_attribute(type(self), name, value)):
+        self._fused.set_argument(name, value)
+        arguments[name] = value
+      super().__setattr__(name, value)
 
     def apply(self, grads, trainable_variables=None):
       grads = _fused.tensor_slices(grads)
@@ -208,9 +223,18 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           decay[index] = float(rate)
       return tuple(decay) if any(decay) else None
 
+    def update_step(self, gradient, variable, learning_rate):
+      """One variable's step, as Keras's `update_step` (no weight decay, no
+      iteration count: `apply` does those)."""
+      self._fused_step([gradient], [variable], learning_rate, decay=False)
+
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
+      self._fused_step(grads, trainable_variables, learning_rate, decay=True)
+
+    def _fused_step(self, grads, trainable_variables, learning_rate, decay):
       if keras.backend.backend() == "jax":
-        return self._jax_update_step(grads, trainable_variables, learning_rate)
+        return self._jax_update_step(grads, trainable_variables, learning_rate,
+                                     decay)
       import tensorflow as tf  # pylint: disable=import-outside-toplevel
       indices = [self._get_variable_index(v) for v in trainable_variables]
       grads_and_vars = self._all_reduce_sum_gradients(
@@ -220,9 +244,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         aligned[index] = grad
       tf.__internal__.distribute.interim.maybe_merge_call(
           self._fused_update, self._distribution_strategy, aligned,
-          learning_rate, self._decay_rates(trainable_variables))
+          learning_rate,
+          self._decay_rates(trainable_variables) if decay else None)
 
-    def _jax_update_step(self, grads, trainable_variables, learning_rate):
+    def _jax_update_step(self, grads, trainable_variables, learning_rate,
+                         decay):
       """On Keras 3's JAX backend the transform runs directly, jitted. A
       row-sparse gradient (a `jax.experimental.sparse.BCOO` over rows, as
       Keras's JAX backend makes sparse tensors, or a `jaxopt_port.RowSparse`)
@@ -236,7 +262,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       gradients, row_indices, sparse = _fused.jax_step_gradients(
           aligned, params, self._fused.sparse_rows)
       step = self._fused.jitted_step(
-          present, sparse, self._decay_rates(trainable_variables))
+          present, sparse,
+          self._decay_rates(trainable_variables) if decay else None)
       new_params, new_state = step(
           params, gradients, [s.value for s in self._state_variables],
           jnp.asarray(learning_rate, jnp.float32), row_indices,
@@ -275,6 +302,13 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       package=module, name=class_name)(BridgedOptimizer)
 
 
+def _is_hyperparameter_attribute(cls: type, name: str, value: Any) -> bool:
+  """A constructor argument the class shows as an attribute: not a name the
+  class has already, not an inner optimizer (which would change what the
+  optimizer tracks)."""
+  return not hasattr(cls, name) and not _fused.is_bridged(value)
+
+
 def _tf_variable(variable: Any) -> Any:
   """The `tf.Variable` behind a Keras variable; a plain one as it is (Keras
   3 optimizers accept both)."""
@@ -291,19 +325,29 @@ def _learning_rate_of(optimizer: Any) -> Any:
   return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
 
 
+def _keras_positional(factory, host_arguments) -> list[str]:
+  """The constructor's positional arguments, as Keras 3's own classes take
+  them: the factory's, then Keras's base arguments in Keras's order, then
+  `name` (`Adam(0.001, 0.9, 0.999, 1e-7, False, 0.01)` sets weight_decay)."""
+  own = _fused.positional_names(factory)
+  return own + [a for a in host_arguments if a not in own] + ["name"]
+
+
 def _constructor_signature(factory, rate, own, base_defaults, host_arguments
                            ) -> inspect.Signature:
-  """(self, learning_rate, <factory's positional>, *, <rest>, <Keras base>,
-  name): what the constructor accepts, for `help()` and IDEs."""
+  """(self, learning_rate, <factory's positional>, <Keras base>, name, *,
+  <rest>, skip_nonfinite): what the constructor accepts, for `help()` and
+  IDEs."""
   import keras  # pylint: disable=import-outside-toplevel
-  positional = _fused.positional_names(factory)
+  positional = _keras_positional(factory, host_arguments)
   base_signature = inspect.signature(
       keras.src.optimizers.base_optimizer.BaseOptimizer.__init__).parameters
   base = {name: base_defaults.get(name, base_signature[name].default)
           for name in host_arguments}
   parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
   for name in positional:
-    default = rate if name == "learning_rate" else {**own, **base}[name]
+    default = rate if name == "learning_rate" else {
+        **own, **base, "name": None}[name]
     if name in _fused.required_arguments(factory):
       default = inspect.Parameter.empty
     parameters.append(inspect.Parameter(
@@ -311,7 +355,6 @@ def _constructor_signature(factory, rate, own, base_defaults, host_arguments
   keyword = inspect.Parameter.KEYWORD_ONLY
   parameters += [inspect.Parameter(k, keyword, default=v)
                  for k, v in {**own, **base}.items() if k not in positional]
-  parameters.append(inspect.Parameter("name", keyword, default=None))
   parameters.append(inspect.Parameter("skip_nonfinite", keyword,
                                       default=False))
   return inspect.Signature(parameters)

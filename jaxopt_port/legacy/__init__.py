@@ -49,7 +49,8 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
     momentum: In [0, 1]; 0 keeps no momentum slot.
     nesterov: Use Nesterov momentum.
   """
-  _checks.check_range("momentum", momentum, 0.0, 1.0)
+  _checks.check_range("momentum", momentum, 0.0, 1.0,
+                      message=_checks.LEGACY_MOMENTUM_MESSAGE)
   return _sgd.sgd_update_step(momentum, nesterov)
 
 
@@ -89,7 +90,10 @@ def adagrad(initial_accumulator_value: float = 0.1,
     initial_accumulator_value: >= 0.
     epsilon: >= 0.
   """
-  _adagrad.check_adagrad_arguments(initial_accumulator_value, epsilon)
+  _adagrad.check_adagrad_arguments(
+      initial_accumulator_value, epsilon,
+      accumulator_message="initial_accumulator_value must be non-negative: "
+      "{value}")
   return _adagrad.adagrad_update_step(
       initial_accumulator_value, _nonzero_epsilon(epsilon),
       epsilon_inside_sqrt=False)
@@ -114,7 +118,9 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
     epsilon: >= 0.
     centered: Use the centered second moment.
   """
-  _rmsprop.check_rmsprop_arguments(rho, momentum, epsilon)
+  _rmsprop.check_rmsprop_arguments(
+      rho, momentum, epsilon,
+      momentum_message=_checks.LEGACY_MOMENTUM_MESSAGE)
   return _rmsprop.legacy_rmsprop_update_step(
       rho, momentum, _nonzero_epsilon(epsilon), centered)
 

@@ -50,17 +50,18 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                                               _fused.LEGACY_BASE_ARGUMENTS)
   own_defaults = _fused.factory_arguments(factory, host_arguments)
   default_rate = _fused.learning_rate_default(factory, 0.001)
-  positional = _fused.positional_names(factory)
+  # As OptimizerV2's classes: `name` follows the algorithm's arguments.
+  positional = _fused.positional_names(factory) + ["name"]
 
   class BridgedOptimizer(*mixins, tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
 
-    def __init__(self, *args, name=class_name, skip_nonfinite=False,
-                 **kwargs):
+    def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
           _fused.bind_positional(class_name, positional, args, kwargs),
           tf_keras.saving.get_registered_object)
+      name = kwargs.pop("name", class_name)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "OptimizerV2")
       inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
@@ -81,6 +82,36 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       # Bad arguments fail here.
       self._fused.transform(rate if isinstance(rate, float) else 0.001)
       self._variables_built_for = None
+      self._state_variables, self._state_identities = [], []
+
+    def __getattr__(self, name):
+      # After OptimizerV2's own lookup (attributes, then `_hyper`).
+      arguments = self.__dict__.get("_arguments", {})
+      if name in arguments:
+        return arguments[name]
+      raise AttributeError(
+          f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+      arguments = self.__dict__.get("_arguments")
+      if (arguments is not None and name in arguments
+          and not _fused.is_bridged(value)):
+        self._fused.set_argument(name, value)
+        arguments[name] = value
+        return
+      super().__setattr__(name, value)
+
+    def _get_hyper(self, name, dtype=None):
+      if name in self._hyper or name not in self._arguments:
+        return super()._get_hyper(name, dtype)
+      value = self._arguments[name]
+      return value if dtype is None else tf.cast(value, dtype)
+
+    def _set_hyper(self, name, value):
+      if name in self.__dict__.get("_arguments", {}):
+        setattr(self, name, value)
+      else:
+        super()._set_hyper(name, value)
 
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
       grads_and_vars = list(grads_and_vars)
@@ -92,11 +123,20 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         return super().apply_gradients(grads_and_vars, *args, **kwargs)
 
     def _create_slots(self, var_list):
-      if self._variables_built_for is not None:
+      # As OptimizerV2: slots for the variables not seen before, the others
+      # kept (one optimizer may update several variable lists).
+      built = self._variables_built_for or []
+      known = {v.ref() for v in built}
+      new = [v for v in var_list if v.ref() not in known]
+      if not new:
         return
-      self._variables_built_for = list(var_list)
+      var_list = built + new
+      self._variables_built_for = var_list
       leaves = self._fused.initial_state(
           _fused.unique_keys([v.name for v in var_list]), var_list)
+      identities = [(leaf.name, None if leaf.slot_of is None
+                     else var_list[leaf.slot_of].ref()) for leaf in leaves]
+      kept = dict(zip(self._state_identities, self._state_variables))
       initial = dict(zip(
           [i for i, leaf in enumerate(leaves) if leaf.from_params],
           self._fused.initial_values_from([_initialized_value(v)
@@ -106,6 +146,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       for index in _fused.creation_order(leaves, slots_by_variable,
                                          shared_first=True):
         leaf = leaves[index]
+        if identities[index] in kept:
+          created[index] = kept[identities[index]]
+          continue
         # As TF Addons' `add_slot(var, name, var.read_value())`.
         value = initial.get(index, leaf.value)
         if leaf.is_slot_of(var_list):
@@ -125,6 +168,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           self._weights.append(variable)  # As OptimizerV2 lists `iter`.
         created[index] = variable
       self._state_variables = [created[i] for i in sorted(created)]
+      self._state_identities = [identities[i] for i in sorted(created)]
 
     def _distributed_apply(self, distribution, grads_and_vars, apply_state,
                            name):
