@@ -17,10 +17,12 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
      "`learning_rate` must be in [0, inf]. Received: learning_rate=-0.1"),
     (lambda: jaxopt_port.legacy.sgd(learning_rate=-1.0),
      "`learning_rate` must be in [0, inf]. Received: learning_rate=-1.0"),
+    # Keras's own words, where Keras refuses the value.
     (lambda: jaxopt_port.sgd(momentum=1.5),
-     "`momentum` must be in [0, 1]. Received: momentum=1.5"),
-    (lambda: jaxopt_port.sgd(momentum=-0.1),
-     "`momentum` must be in [0, 1]. Received: momentum=-0.1"),
+     "`momentum` must be a float between [0, 1]."),
+    (lambda: jaxopt_port.legacy.sgd(momentum=-0.1),
+     "`momentum` must be between [0, 1]. Received: momentum=-0.1 (of type "
+     "<class 'float'>)."),
     (lambda: jaxopt_port.rmsprop(momentum=2.0),
      "`momentum` must be in [0, 1]. Received: momentum=2.0"),
     (lambda: jaxopt_port.momentum_sgd(momentum=1.0),

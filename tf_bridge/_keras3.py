@@ -121,10 +121,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().__init__(learning_rate=learning_rate, name=name, **base)
       self._arguments = {**own_defaults, **kwargs}
       self._skip_nonfinite = bool(skip_nonfinite)
-      # Hyperparameters are attributes, as native's (`optimizer.beta_1`).
-      for key, value in self._arguments.items():
-        if _is_hyperparameter_attribute(type(self), key, value):
-          super().__setattr__(key, value)
+      # Hyperparameters are attributes, as native's (`optimizer.beta_1`),
+      # except where Keras has one of that name (TF Addons' AdamW keeps its
+      # own `weight_decay`, not Keras's).
+      self._hyperparameter_attributes = tuple(
+          key for key, value in self._arguments.items()
+          if not hasattr(self, key) and not _fused.is_bridged(value))
+      for key in self._hyperparameter_attributes:
+        super().__setattr__(key, self._arguments[key])
       self._fused = _fused.FusedTransform(
           factory, {**self._arguments, **base}, host_arguments,
           jaxopt_port.keras_transform, self._skip_nonfinite)
@@ -135,11 +139,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def __setattr__(self, name, value):
       # Assigning a hyperparameter changes the next traced (eager: the next)
       # step, as it does natively.
-      arguments = self.__dict__.get("_arguments")
-      if ("_fused" in self.__dict__ and name in arguments
-          and _is_hyperparameter_attribute(type(self), name, value)):
+      if (name in self.__dict__.get("_hyperparameter_attributes", ())
+          and "_fused" in self.__dict__ and not _fused.is_bridged(value)):
         self._fused.set_argument(name, value)
-        arguments[name] = value
+        self._arguments[name] = value
       super().__setattr__(name, value)
 
     def apply(self, grads, trainable_variables=None):
@@ -300,13 +303,6 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       factory, default_rate, own_defaults, base_defaults, host_arguments)
   return keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
-
-
-def _is_hyperparameter_attribute(cls: type, name: str, value: Any) -> bool:
-  """A constructor argument the class shows as an attribute: not a name the
-  class has already, not an inner optimizer (which would change what the
-  optimizer tracks)."""
-  return not hasattr(cls, name) and not _fused.is_bridged(value)
 
 
 def _tf_variable(variable: Any) -> Any:
