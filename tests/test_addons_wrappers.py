@@ -242,3 +242,47 @@ def test_inner_optimizer_config_resolves_only_bridged_classes():
       "registered tf_bridge optimizer may appear there (configs are plain "
       "data).")):
     tf_bridge.addons.Lookahead.from_config(config)
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
+def test_wrappers_take_an_optimizer_name_or_a_native_optimizer(legacy):
+  """As TF Addons' wrappers: `Lookahead("adam")`, `Lookahead(native_sgd)`
+  run what the bridged inner optimizer runs; None is a TypeError."""
+  bridges = tf_bridge.legacy if legacy else tf_bridge
+  wrappers = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  natives = tf_keras.optimizers.legacy if legacy else keras.optimizers
+  make_variable = tf.Variable if legacy else keras.Variable
+
+  def run(optimizer):
+    variable = make_variable(np.ones(3, "float32"))
+    for _ in range(3):
+      optimizer.apply_gradients([(tf.constant([1.0, -2.0, 0.5]), variable)])
+    return variable.numpy()
+
+  np.testing.assert_array_equal(run(wrappers.Lookahead("adam")),
+                                run(wrappers.Lookahead(bridges.Adam())))
+  by_native = run(wrappers.Lookahead(natives.SGD(0.1, momentum=0.5),
+                                     sync_period=2))
+  np.testing.assert_array_equal(
+      by_native, run(wrappers.Lookahead(bridges.SGD(0.1, momentum=0.5),
+                                        sync_period=2)))
+  assert not np.allclose(by_native, run(wrappers.Lookahead(
+      bridges.SGD(0.1), sync_period=2)))
+  for wrapper in (wrappers.Lookahead, wrappers.MovingAverage, wrappers.SWA):
+    with pytest.raises(TypeError, match="optimizer is not an object of "
+                       "tf.keras.optimizers.Optimizer"):
+      wrapper(None)
+
+
+def test_cocob_takes_alpha_first_as_tfa():
+  cocob = tf_bridge.legacy.addons.COCOB
+  assert cocob(20).get_config()["alpha"] == 20
+
+  def run(optimizer):
+    variable = tf.Variable(np.ones(3, "float32"))
+    for _ in range(3):
+      optimizer.apply_gradients([(tf.constant([1.0, -2.0, 0.5]), variable)])
+    return variable.numpy()
+
+  np.testing.assert_array_equal(run(cocob(20)), run(cocob(alpha=20)))
+  assert not np.allclose(run(cocob(20)), run(cocob()))

@@ -192,6 +192,37 @@ def declared_classes(keras_optimizer: Callable[..., type],
           for d in declarations}
 
 
+def inner_optimizer(value: Any, bridged_module: Any,
+                    native_get: Callable[[str], Any]) -> Any:
+  """A wrapper's `optimizer` argument as a bridged optimizer: one already,
+  or made from an optimizer name (`"adam"`) or a native optimizer (its
+  config), as TF Addons' wrappers take all three.
+
+  Args:
+    value: The argument.
+    bridged_module: Where the host's bridged classes live
+      (`tf_bridge.legacy` or `tf_bridge`).
+    native_get: The host's `optimizers.get`, from a name to a native
+      optimizer.
+  """
+  if is_bridged(value):
+    return value
+  if isinstance(value, str):
+    value = native_get(value)
+  get_config = getattr(value, "get_config", None)
+  bridged = getattr(bridged_module, type(value).__name__, None)
+  if get_config is None or bridged is None or not hasattr(
+      bridged, "_fused_class"):
+    raise TypeError(
+        "optimizer is not an object of tf.keras.optimizers.Optimizer (nor "
+        f"an optimizer name): got {value!r}, of type "
+        f"{type(value).__name__}, which has no class in "
+        f"{bridged_module.__name__}.")
+  accepted = set(inspect.signature(bridged.port).parameters) | {"name"}
+  return bridged(**{key: item for key, item in get_config().items()
+                    if key in accepted})
+
+
 def is_bridged(value: Any) -> bool:
   """A Keras optimizer made by the bridge (a wrapper's inner optimizer)."""
   return isinstance(getattr(value, "_fused", None), FusedTransform)

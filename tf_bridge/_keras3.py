@@ -11,6 +11,7 @@ fused XLA call.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 from typing import Any, Callable
 
@@ -104,6 +105,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   class BridgedOptimizer(*mixins, keras.optimizers.Optimizer):
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
+    port = staticmethod(factory)  # The transform factory it runs.
 
     def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
@@ -112,6 +114,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       name = kwargs.pop("name", None)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "Keras")
+      if "optimizer" in kwargs:  # TF Addons' wrappers.
+        kwargs["optimizer"] = _fused.inner_optimizer(
+            kwargs["optimizer"], importlib.import_module("tf_bridge"),
+            keras.optimizers.get)
       inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
       learning_rate = kwargs.pop(
           "learning_rate", _learning_rate_of(inner[0]) if inner

@@ -456,9 +456,10 @@ class COCOBSlots(NamedTuple):
 
 
 @with_legacy_base_arguments(learning_rate=0.0)
-def cocob(alpha: float = 100.0) -> UpdateStep:
+def cocob(alpha: float = 100.0, learning_rate: float = 0.0) -> UpdateStep:
   """COCOB-Backprop, as `tfa.optimizers.COCOB`: learning-rate free (the
-  `learning_rate` argument is ignored, as TFA has none)::
+  `learning_rate` argument is ignored, as TFA has none; `alpha` comes first,
+  as in TFA's `COCOB(alpha)`)::
 
     L = max(L, |g|);  G = G + |g|;  S = S + g
     R = max(R - g * w~, 0)
@@ -472,6 +473,7 @@ def cocob(alpha: float = 100.0) -> UpdateStep:
   Learning Rates Through Coin Betting".
   """
   _checks.check_range("alpha", alpha, 1.0)
+  del learning_rate
 
   def build(params):
     zeros = optax.tree.zeros_like(params)

@@ -10,6 +10,7 @@ whole clipped gradient list, and updates every variable in one XLA call.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any, Callable
 
@@ -56,6 +57,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   class BridgedOptimizer(*mixins, tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
+    port = staticmethod(factory)  # The transform factory it runs.
 
     def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
@@ -64,6 +66,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       name = kwargs.pop("name", class_name)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
                              host_arguments, "OptimizerV2")
+      if "optimizer" in kwargs:  # TF Addons' wrappers.
+        kwargs["optimizer"] = _fused.inner_optimizer(
+            kwargs["optimizer"], importlib.import_module("tf_bridge.legacy"),
+            lambda name: tf_keras.optimizers.get(name, use_legacy_optimizer=True))
       inner = [v for v in kwargs.values() if _fused.is_bridged(v)]
       learning_rate = kwargs.pop(
           "learning_rate", _learning_rate_of(inner[0]) if inner
