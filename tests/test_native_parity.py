@@ -8,6 +8,7 @@ placement decides the result), rtol 1e-5 and atol 1e-6.
 """
 
 import functools
+import inspect
 import warnings
 
 import jaxopt_port
@@ -70,13 +71,45 @@ def _problem(scale):
   return testing.seeded_problem(STEPS, seed=0, grad_scale=scale)
 
 
-@functools.lru_cache(maxsize=None)
-def _native_default(name, scale):
-  return _native_trajectory(catalog.lookup(name), {}, *_problem(scale))
-
-
 def test_every_native_optimizer_has_a_grid():
   assert sorted(d.name for d in NATIVE) == sorted(grids.OWN)
+
+
+# Learning-rate multipliers tried, in turn, until a point's native
+# trajectory moves testing.POWER tolerances (else a transform that does
+# nothing would pass it: Adadelta at Keras's default 0.001, SGD at
+# gradients of 1e-4).
+MULTIPLIERS = (1, 10, 100, 1000)
+
+
+def _default_rate(declaration):
+  rate = inspect.signature(declaration.port).parameters[
+      "learning_rate"].default
+  return declaration.required.get("learning_rate", rate)
+
+
+@functools.lru_cache(maxsize=None)
+def _strong_point(name, label, scale):
+  """The grid point `label` of `name`, its learning rate raised tenfold as
+  long as its native trajectory cannot tell a do-nothing transform apart:
+  (kwargs, native trajectory)."""
+  declaration = catalog.lookup(name)
+  kwargs = dict(LABELLED[name, label])
+  initial, gradients = _problem(scale)
+  fixed = "learning_rate" in kwargs or "lr" in kwargs
+  for multiplier in (1,) if fixed else MULTIPLIERS:
+    point = (kwargs if multiplier == 1 else
+             {**kwargs, "learning_rate": _default_rate(declaration)
+              * multiplier})
+    expected = _native_trajectory(declaration, point, initial, gradients)
+    if testing.movement(expected, initial, rtol=RTOL,
+                        atol=ATOL) >= testing.POWER:
+      break
+  return point, expected
+
+
+RTOL, ATOL = 1e-5, 1e-6
+LABELLED = {(n, grids.label(k)): k for n, k, _ in CASES}
 
 
 @pytest.mark.parametrize(
@@ -85,13 +118,18 @@ def test_every_native_optimizer_has_a_grid():
 def test_port_equals_native(name, kwargs, scale):
   declaration = catalog.lookup(name)
   initial, gradients = _problem(scale)
-  expected = _native_trajectory(declaration, kwargs, initial, gradients)
-  actual = testing.transform_trajectory(_port(declaration, kwargs), initial,
+  point, expected = _strong_point(name, grids.label(kwargs), scale)
+  actual = testing.transform_trajectory(_port(declaration, point), initial,
                                         gradients)
-  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6,
-                               expected_name=declaration.native_path)
+  testing.compare_trajectories(actual, expected, rtol=RTOL, atol=ATOL,
+                               expected_name=declaration.native_path,
+                               initial=initial)
 
   if kwargs and kwargs not in grids.SAME_TRAJECTORY_AS_DEFAULT:
-    default = _native_default(name, scale)
-    with pytest.raises(AssertionError):  # The grid point changes something.
-      testing.compare_trajectories(expected, default, rtol=1e-5, atol=1e-6)
+    # The grid point changes something: the default at the same rate parts.
+    rate = {k: v for k, v in point.items() if k == "learning_rate"
+            and "learning_rate" not in kwargs}
+    default = _native_trajectory(declaration, rate, initial, gradients)
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(default, expected, rtol=RTOL, atol=ATOL,
+                                   initial=initial)

@@ -23,6 +23,10 @@ ARGUMENTS = {
     "legacy.sgd": {"momentum": 0.9},
     "legacy.adam": {"amsgrad": True},
     "legacy.rmsprop": {"momentum": 0.5, "centered": True},
+    # At Keras's default 0.001 Adadelta barely moves: a comparison with it
+    # could not fail (testing.POWER); 1.0 is the Adadelta paper's rate.
+    "adadelta": {"learning_rate": 1.0},
+    "legacy.adadelta": {"learning_rate": 1.0},
 }
 CASES = [(d.name, {**d.required, **ARGUMENTS.get(d.name, {})})
          for d in catalog.CATALOG

@@ -41,7 +41,10 @@ def port_for(optimizer: Any) -> Any:
   parameters = inspect.signature(declaration.port).parameters
   config = {k: v for k, v in optimizer.get_config().items()
             if k in parameters and k != "name"}
-  if not isinstance(config.get("learning_rate", 0.0), (int, float)):
+  rate = config.get("learning_rate", 0.0)
+  if isinstance(rate, np.number):  # tf_keras's configs hold numpy floats.
+    config["learning_rate"] = rate.item()
+  elif not isinstance(rate, (int, float)):
     config.pop("learning_rate")  # A schedule: the state does not depend on it.
   if declaration.generation == catalog.LEGACY:
     config.pop("decay", None)  # Neither does legacy's `decay`.

@@ -7,10 +7,12 @@ the check, naming the step, the variable and the largest differences.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
+
 import numpy as np
 import optax
 
@@ -159,12 +161,17 @@ def _check_comparable(actual: Sequence[Sequence[np.ndarray]],
 def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
                          expected: Sequence[Sequence[np.ndarray]], *,
                          rtol: float, atol: float, actual_name: str = "transform",
-                         expected_name: str = "native") -> None:
+                         expected_name: str = "native",
+                         initial: Sequence[np.ndarray] | None = None) -> None:
   """Raises AssertionError at the first step and variable that differ, or
   when the trajectories cannot be compared (empty, or of other lengths,
   variable counts, shapes or dtypes; the expected trajectory may be a
-  float64 reference)."""
+  float64 reference), or when the comparison could not fail: the expected
+  trajectory moves less than 10x the tolerance from `initial` (the values
+  before the first step; by default, after it), so a transform that does
+  nothing would pass."""
   _check_comparable(actual, expected, actual_name, expected_name)
+  _check_moves(expected, initial, rtol, atol, expected_name)
   for step, (got_values, want_values) in enumerate(zip(actual, expected), 1):
     for index, (got, want) in enumerate(zip(got_values, want_values)):
       got, want = np.asarray(got), np.asarray(want)
@@ -181,6 +188,45 @@ def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
             f"{np.nanmax(relative):.3g} (rtol={rtol:g}, atol={atol:g}); at "
             f"index {tuple(int(i) for i in worst)}: {actual_name} "
             f"{got[worst]!r}, {expected_name} {want[worst]!r}.")
+
+
+# A comparison must be able to fail: the reference moves at least this many
+# tolerances somewhere.
+POWER = 10.0
+
+
+def movement(expected: Sequence[Sequence[np.ndarray]],
+             initial: Sequence[np.ndarray] | None, *, rtol: float,
+             atol: float) -> float:
+  """How far `expected` gets from `initial` (by default, from its first
+  step), in tolerances `atol + rtol * |value|`: the most any element
+  moves. A comparison at that tolerance can fail only if this is large."""
+  if initial is None:
+    if len(expected) < 2:
+      return math.inf
+    initial, expected = expected[0], expected[1:]
+  largest = 0.0
+  for values in expected:
+    for start, value in zip(initial, values):
+      value = np.asarray(value, np.float64)
+      moved = np.abs(value - np.asarray(start, np.float64))
+      if moved.size:
+        largest = max(largest, float(np.nanmax(
+            moved / (atol + rtol * np.abs(value)))))
+  return largest
+
+
+def _check_moves(expected, initial, rtol, atol, expected_name) -> None:
+  """Refuses a reference that stays within POWER tolerances of where it
+  started (a do-nothing transform would pass)."""
+  largest = movement(expected, initial, rtol=rtol, atol=atol)
+  if not largest >= POWER:
+    raise AssertionError(
+        f"The {expected_name} trajectory moves at most {largest:.3g} "
+        f"tolerances (rtol={rtol:g}, atol={atol:g}) from where it starts: "
+        f"a transform that does nothing would pass. Compare more steps, "
+        f"larger gradients or a larger learning rate (at least {POWER:g} "
+        "tolerances).")
 
 
 def assert_parity(transform: optax.GradientTransformation,
@@ -209,4 +255,5 @@ def assert_parity(transform: optax.GradientTransformation,
   expected = native_trajectory(keras_optimizer, initial, gradients)
   actual = transform_trajectory(transform, initial, gradients)
   compare_trajectories(actual, expected, rtol=rtol, atol=atol,
-                       expected_name=type(keras_optimizer).__name__)
+                       expected_name=type(keras_optimizer).__name__,
+                       initial=initial)
