@@ -167,7 +167,7 @@ def test_port_takes_row_sparse_gradients(declaration):
   assert jaxopt_port.sparse_mode(transform) == mode
   port, states = port_trajectory(transform, initial, gradients)
   bridged = keras_trajectory(
-      bridged_class(declaration)(**declaration.required, **arguments),
+      bridged_class(declaration)(**{**declaration.required, **arguments}),
       initial, gradients, sparse=True)
   testing.compare_trajectories(port, bridged, rtol=1e-5, atol=1e-6,
                                actual_name="port on RowSparse",
