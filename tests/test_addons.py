@@ -9,6 +9,7 @@ a grid of each optimizer's arguments, at gradient scales 1 and 1e-4.
 import functools
 import inspect
 
+import jax
 import jaxopt_port
 import numpy as np
 import pytest
@@ -315,16 +316,79 @@ def test_decoupled_weight_decay_of_legacy_adam_is_adamw():
     np.testing.assert_array_equal(got_step[1], want_step[1])
 
 
+def numpy_direction(matrix):
+  u, _, vt = np.linalg.svd(np.asarray(matrix, np.float64))
+  return np.outer(u[:, 0], vt[0])
+
+
+def test_nuclear_direction_equals_numpy_svd():
+  """ConditionalGradient's `u1 v1^T` (power iteration, no LAPACK) equals
+  numpy's SVD on random matrices, wide and tall, within a few times float32
+  LAPACK's own error (relative to the largest entry: 5e-5 on the 300 x 120
+  matrix, whose top singular values are 1 % apart, where float32 LAPACK is
+  2e-5 off), with leading axes batched; a zero gradient gives LAPACK's
+  e1 e1^T. (In float64, test_float64_port_equals_formula: 1e-12.)"""
+  direction = jax.jit(addons._top_singular_direction)  # pylint: disable=protected-access
+  rng = np.random.default_rng(5)
+  dtype, rtol = np.float32, 1e-4
+  for shape in [(1, 1), (1, 7), (7, 1), (3, 4), (40, 24), (24, 40),
+                (300, 120)]:
+    matrix = rng.standard_normal(shape).astype(dtype)
+    want = numpy_direction(matrix)
+    np.testing.assert_allclose(direction(matrix), want, rtol=0,
+                               atol=rtol * np.abs(want).max(),
+                               err_msg=str(shape))
+  batch = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
+  np.testing.assert_allclose(
+      direction(batch), [[numpy_direction(m) for m in row] for row in batch],
+      atol=rtol)
+  np.testing.assert_array_equal(direction(np.zeros((2, 3), dtype)),
+                                [[1, 0, 0], [0, 0, 0]])
+  np.testing.assert_allclose(direction(np.array([3.0, -4.0], dtype)),
+                             [0.6, -0.8], rtol=rtol)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_bridged_nuclear_conditional_gradient_runs_in_tensorflow(legacy):
+  """TFA's ConditionalGradient(ord="nuclear") bridged: the step (a while
+  loop, not LAPACK's SVD, which TensorFlow does not register) runs in
+  TensorFlow, eagerly and in a tf.function, and follows numpy's SVD formula
+  on a matrix, a vector and a scalar."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  initial, gradients = testing.seeded_problem(
+      8, seed=4, grad_scale=1.0, shapes=[(6, 4), (5,), ()])
+  expected = numpy_trajectory(
+      conditional_gradient_numpy(lambda_=1.0, ord="nuclear"), 0.5, initial,
+      gradients)
+  for in_function in (False, True):
+    optimizer = module.ConditionalGradient(0.5, lambda_=1.0, ord="nuclear")
+    variables = [tf.Variable(value) for value in initial]
+    apply = lambda grads: testing.apply_gradients(optimizer, grads, variables)
+    apply = tf.function(apply) if in_function else apply
+    actual = []
+    for step in gradients:
+      apply([tf.constant(g) for g in step])
+      actual.append([v.numpy() for v in variables])
+    testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6,
+                                 expected_name="numpy")
+
+
 SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, "rows"),
           ("rectified_adam", {"weight_decay": 0.01}, "params"),
           ("yogi", {}, "params"),
           ("novograd", {"weight_decay": 0.01}, "rows"),
           ("conditional_gradient", {}, "rows"),
+          ("conditional_gradient", {"ord": "nuclear"}, "rows"),
           ("proximal_adagrad", {"l1_regularization_strength": 0.01}, "rows")]
 
 
 @pytest.mark.parametrize("name,kwargs,lazy", SPARSE,
-                         ids=[s[0] for s in SPARSE])
+                         ids=[s[0] + "".join(f"-{v}" for v in s[1].values()
+                                             if isinstance(v, str))
+                              for s in SPARSE])
 def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
   """On IndexedSlices (duplicates summed) TFA moves only the touched rows of
   the variable, and, where `lazy` is "rows", of its slots too ("params": the

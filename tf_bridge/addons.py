@@ -7,9 +7,10 @@ numerics (TFA's optimizers were OptimizerV2 ones, so the port also takes `lr`
 and `decay`); the OptimizerV2 classes are in `tf_bridge.legacy.addons`.
 """
 
+import keras as _keras
 from jaxopt_port import addons as _ports
 
-from tf_bridge import _fused, catalog
+from tf_bridge import _cyclical, _fused, catalog
 from tf_bridge._keras3 import keras_optimizer
 
 _CLASSES = _fused.declared_classes(
@@ -28,3 +29,36 @@ SWA = keras_optimizer(_ports.swa, name="SWA", module=__name__,
 Lookahead = keras_optimizer(_ports.lookahead, name="Lookahead",
                             module=__name__)
 __all__ += ["Lookahead", "MovingAverage", "SWA"]
+
+
+_SCHEDULE = _keras.optimizers.schedules.LearningRateSchedule
+_serializable = _keras.saving.register_keras_serializable(package="Addons")
+
+
+@_serializable
+class CyclicalLearningRate(_cyclical.Cyclical, _SCHEDULE):
+  __doc__ = _cyclical.Cyclical.__doc__
+  _ops = _keras.ops
+
+
+@_serializable
+class TriangularCyclicalLearningRate(_cyclical.Triangular,
+                                     CyclicalLearningRate):
+  __doc__ = _cyclical.Triangular.__doc__
+
+
+@_serializable
+class Triangular2CyclicalLearningRate(_cyclical.Triangular2,
+                                      CyclicalLearningRate):
+  __doc__ = _cyclical.Triangular2.__doc__
+
+
+@_serializable
+class ExponentialCyclicalLearningRate(_cyclical.Exponential,
+                                      CyclicalLearningRate):
+  __doc__ = _cyclical.Exponential.__doc__
+
+
+__all__ += ["CyclicalLearningRate", "TriangularCyclicalLearningRate",
+            "Triangular2CyclicalLearningRate",
+            "ExponentialCyclicalLearningRate"]

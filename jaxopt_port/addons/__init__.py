@@ -501,8 +501,62 @@ def cocob(alpha: float = 100.0, learning_rate: float = 0.0) -> UpdateStep:
 def _top_singular_direction(g: jax.Array) -> jax.Array:
   """`u1 v1^T` of `g` (rank < 2 padded to a row; leading axes batched)."""
   matrix = g.reshape((1,) * (2 - g.ndim) + g.shape) if g.ndim < 2 else g
-  u, _, vt = jnp.linalg.svd(matrix, full_matrices=False)
-  return (u[..., :, :1] @ vt[..., :1, :]).reshape(g.shape)
+  flat = matrix.reshape((-1,) + matrix.shape[-2:])
+  return jax.vmap(_rank_one_direction)(flat).reshape(g.shape)
+
+
+def _rank_one_direction(matrix: jax.Array) -> jax.Array:
+  """`u1 v1^T` of one matrix, by power iteration on its smaller Gram matrix.
+
+  Not `jnp.linalg.svd`: on CPU that is a LAPACK call TensorFlow cannot run,
+  and the bridge carries this function into TensorFlow. The iteration stops
+  when the distance still to go, estimated from how fast the steps shrink,
+  is below the dtype's epsilon, or when the steps stop shrinking at rounding
+  level; `u` and `v` are then polished against the matrix itself. Within a
+  few times float32 LAPACK's own error on random matrices; like any SVD,
+  arbitrary when the top singular value is repeated.
+  A zero matrix gives LAPACK's `e1 e1^T`.
+  """
+  rows, columns = matrix.shape
+  # The Gram matrix of the smaller side; of the static one where the other
+  # is symbolic (a sparse gradient's touched rows).
+  if isinstance(rows, int) and (not isinstance(columns, int)
+                                or rows < columns):
+    return _rank_one_direction(matrix.T).T
+  largest = jnp.max(jnp.abs(matrix))
+  corner = jnp.zeros_like(matrix).at[0, 0].set(1)
+  # Scaled to a largest entry of 1 so the Gram matrix neither under- nor
+  # overflows; the direction does not depend on the scale.
+  a = jnp.where(largest > 0, matrix / jnp.where(largest > 0, largest, 1),
+                corner)
+  gram = a.T @ a
+  epsilon = jnp.finfo(a.dtype).eps
+  rounding_level = 64 * columns ** 0.5 * epsilon
+
+  def unit(x):
+    return x / jnp.linalg.norm(x)
+
+  def going_on(carry):
+    _, change, previous_change, count = carry
+    shrink = change / previous_change
+    still_to_go = jnp.where(shrink < 1, change * shrink / (1 - shrink),
+                            jnp.inf)
+    stalled = (shrink >= 1) & (change <= rounding_level)
+    return (count < 3) | ((count < 20_000) & (still_to_go > epsilon)
+                          & ~stalled)
+
+  def power_step(carry):
+    v, change, _, count = carry
+    w = unit(gram @ v)
+    return w, jnp.linalg.norm(w - v), change, count + 1
+
+  start = gram[:, jnp.argmax(jnp.sum(gram * gram, axis=0))]
+  infinity = jnp.asarray(jnp.inf, a.dtype)
+  v, *_ = jax.lax.while_loop(going_on, power_step,
+                             (unit(start), infinity, infinity, 0))
+  u = unit(a @ v)
+  v = unit(a.T @ u)
+  return jnp.outer(unit(a @ v), v)
 
 
 @with_legacy_base_arguments(learning_rate=REQUIRED, sparse_rows="rows")
