@@ -429,3 +429,78 @@ def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
         tf.constant([6, 3])), variable)])
     np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-5,
                                atol=1e-6, err_msg=f"step {t}")
+
+
+def test_decay_var_list_decays_only_the_listed_variables():
+  """TFA's `apply_gradients(..., decay_var_list=)` and `minimize(...,
+  decay_var_list=)` on the bridged AdamW, eagerly and in a tf.function: the
+  listed variables follow AdamW's formula, the others Adam's; without a
+  list (or with an empty one) every variable decays, as in TFA."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  initial, gradients = testing.seeded_problem(12, seed=6, grad_scale=1.0)
+  adamw, adam = decoupled_numpy(adam_numpy(), 0.05), adam_numpy()
+  for in_function in (False, True):
+    optimizer = tf_bridge.legacy.addons.AdamW(0.05, 0.01)
+    variables = [tf.Variable(v, name=f"v{i}") for i, v in enumerate(initial)]
+    want = [v.astype(np.float64) for v in initial]
+    states = [{} for _ in initial]
+
+    def apply(grads, decayed):
+      optimizer.apply_gradients(zip(grads, variables),
+                                decay_var_list=[variables[i] for i in decayed])
+
+    apply = tf.function(apply) if in_function else apply
+    for t, step in enumerate(gradients, 1):
+      decayed = [(0, 2), (1,), (), (0, 1, 2)][t % 4]
+      if t % 3:
+        apply([tf.constant(g) for g in step], decayed)
+      else:
+        optimizer.minimize(
+            lambda: sum(tf.reduce_sum(v * g) for v, g in zip(variables, step)),
+            variables, decay_var_list=[variables[i] for i in decayed])
+      for i, g in enumerate(step):
+        rule = adamw if not decayed or i in decayed else adam
+        want[i] = rule(want[i], g.astype(np.float64), states[i], 0.01, t)
+      for i, variable in enumerate(variables):
+        np.testing.assert_allclose(variable.numpy(), want[i], rtol=1e-5,
+                                   atol=1e-6, err_msg=f"step {t}, v{i}")
+
+
+def test_extend_with_decoupled_weight_decay_of_legacy_classes():
+  """TFA's `extend_with_decoupled_weight_decay` of tf_keras's legacy Adam
+  (native, or its bridged twin) is TFA's AdamW, of SGD with momentum TFA's
+  SGDW; anything else is refused with TypeError."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  initial, gradients = testing.seeded_problem(10, seed=7, grad_scale=1.0)
+
+  def trajectory(optimizer):
+    variables = [tf.Variable(v) for v in initial]
+    out = []
+    for step in gradients:
+      optimizer.apply_gradients(zip([tf.constant(g) for g in step],
+                                    variables))
+      out.append([v.numpy() for v in variables])
+    return out
+
+  adam_w = tfa.extend_with_decoupled_weight_decay(
+      tf_keras.optimizers.legacy.Adam)
+  assert adam_w is tfa.extend_with_decoupled_weight_decay(
+      tf_bridge.legacy.Adam)
+  assert list(inspect.signature(adam_w.port).parameters)[:2] == [
+      "weight_decay", "learning_rate"]
+  testing.compare_trajectories(
+      trajectory(adam_w(0.05, learning_rate=0.01)),
+      trajectory(tfa.AdamW(0.05, 0.01)), rtol=1e-6, atol=1e-7,
+      expected_name="AdamW")
+  sgd_w = tfa.extend_with_decoupled_weight_decay(
+      tf_keras.optimizers.legacy.SGD)
+  testing.compare_trajectories(
+      trajectory(sgd_w(0.05, learning_rate=0.1, momentum=0.9)),
+      trajectory(tfa.SGDW(0.05, 0.1, momentum=0.9)), rtol=1e-6, atol=1e-7,
+      expected_name="SGDW")
+  with pytest.raises(TypeError, match="Received: base_optimizer=<class 'int'>"):
+    tfa.extend_with_decoupled_weight_decay(int)

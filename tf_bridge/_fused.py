@@ -280,6 +280,10 @@ class FusedTransform:
     "rows", "params" or "dense"), or None: the bridge densifies it."""
     return jaxopt_port.sparse_mode(self._algorithm(0.001))
 
+  def argument(self, name: str) -> Any:
+    """The hyperparameter's value the next traced step uses."""
+    return self._arguments.get(name)
+
   def set_argument(self, name: str, value: Any) -> None:
     """Sets a hyperparameter, as assigning a native optimizer's attribute
     does: the next step traced uses it (in eager mode, the next step). A
@@ -290,22 +294,21 @@ class FusedTransform:
     ValueError."""
     previous = self._arguments.get(name)
     try:
+      fits = False
       for candidate in (value, np.asarray(value)):
         self._arguments[name] = candidate
         transform = self.transform(0.001)
         if self._treedef is None:
+          fits = True
           break
         with self.precision():
           structure = jax.tree.structure(jax.eval_shape(
               transform.init, self._param_specs))
-        if structure == self._treedef:
+        fits = structure == self._treedef
+        if fits or not isinstance(value, (int, float)) or isinstance(
+            value, bool):
           break
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-          candidate = None
-          break
-      else:
-        candidate = None
-      if candidate is None:
+      if not fits:
         raise ValueError(
             f"Setting {name}={value!r} changes the state the optimizer "
             f"keeps (from {self._treedef.num_leaves} to "

@@ -18,6 +18,7 @@ import jaxopt_port
 
 from tf_bridge import _fused, catalog
 from tf_bridge._keras3 import camel_case
+from tf_bridge.legacy import _decoupled
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
@@ -216,6 +217,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
         config["skip_nonfinite"] = True
       return config
 
+  if _decoupled.is_decoupled(factory):
+    # Above the bridged class: its `apply_gradients` takes `decay_var_list`
+    # away, its `_distributed_apply` runs before the fused step.
+    BridgedOptimizer = type(class_name, (_decoupled.DecoupledWeightDecay,
+                                         BridgedOptimizer), {})
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
   BridgedOptimizer.__module__ = module
   BridgedOptimizer.__doc__ = (
