@@ -504,3 +504,50 @@ def test_extend_with_decoupled_weight_decay_of_legacy_classes():
       expected_name="SGDW")
   with pytest.raises(TypeError, match="Received: base_optimizer=<class 'int'>"):
     tfa.extend_with_decoupled_weight_decay(int)
+
+
+def test_tfa_names_of_hyperparameters_and_slots():
+  """TFA's names where the port's differ: Yogi's hyperparameters `beta_1`
+  and `beta_2` (its arguments are `beta1`, `beta2`) through `_get_hyper`,
+  `_set_hyper` and attributes, with effect on the next step; LAMB's old
+  `weight_decay_rate`; ConditionalGradient's `conditional_gradient` slot
+  (created, never written, as TFA's); `lr=` on the Keras 3 classes is
+  Keras's learning rate, as it was OptimizerV2's."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  yogi = tfa.Yogi(0.01, beta1=0.8)
+  assert (yogi._get_hyper("beta_1"), yogi.beta_1, yogi.beta1) == (0.8, 0.8, 0.8)  # pylint: disable=protected-access
+  variable = tf.Variable(np.ones(3, np.float32))
+  yogi.apply_gradients([(tf.constant([1.0, -2.0, 0.5]), variable)])
+  yogi._set_hyper("beta_1", 0.0)  # pylint: disable=protected-access
+  assert yogi.beta1 == 0.0 and yogi.get_config()["beta1"] == 0.0
+  before = variable.numpy()
+  yogi.apply_gradients([(tf.constant([1.0, -2.0, 0.5]), variable)])
+  m = yogi.get_slot(variable, "m").numpy()
+  np.testing.assert_allclose(m, [1.0, -2.0, 0.5])  # beta_1 = 0: m = g.
+  assert not np.array_equal(variable.numpy(), before)
+  with pytest.raises(TypeError, match="got both 'beta_1' and 'beta1'"):
+    tfa.Yogi(beta1=0.9, beta_1=0.9)
+
+  for module in (tfa, tf_bridge.addons):
+    assert module.LAMB(weight_decay_rate=0.05)._arguments["weight_decay"] == 0.05  # pylint: disable=protected-access
+
+  gradient = tfa.ConditionalGradient(0.5)
+  gradient.apply_gradients([(tf.constant([1.0, -2.0, 0.5]), variable)])
+  assert gradient.get_slot_names() == ["conditional_gradient"]
+  np.testing.assert_array_equal(
+      gradient.get_slot(variable, "conditional_gradient").numpy(), 0)
+
+  import keras  # pylint: disable=import-outside-toplevel
+  values = []
+  for kwargs in ({"lr": 0.5}, {"learning_rate": 0.5}):
+    adam = tf_bridge.addons.LazyAdam(**kwargs)
+    assert float(adam.learning_rate) == 0.5
+    weight = keras.Variable([1.0, 2.0])
+    adam.apply_gradients([(tf.constant([1.0, 1.0]), weight)])
+    adam.learning_rate = 0.05  # As a callback sets it.
+    adam.apply_gradients([(tf.constant([1.0, 1.0]), weight)])
+    values.append(weight.numpy())
+  np.testing.assert_array_equal(values[0], values[1])
+  np.testing.assert_allclose(values[0], [0.45, 1.45], rtol=1e-5)

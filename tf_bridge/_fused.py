@@ -186,10 +186,24 @@ def declared_classes(keras_optimizer: Callable[..., type],
   """Classes for catalog declarations, by class name, made by the host's
   `keras_optimizer` (Keras 3's or OptimizerV2's)."""
   return {d.class_name: keras_optimizer(
-      d.port, name=d.class_name, module=module,
+      d.port, name=d.class_name, module=module, native_names=d.native_names,
       **({} if d.slots_by_variable is None
          else {"slots_by_variable": d.slots_by_variable}))
           for d in declarations}
+
+
+def with_argument_names(class_name: str, kwargs: dict[str, Any],
+                        native_names: dict[str, str]) -> dict[str, Any]:
+  """`kwargs` with the native class's names of arguments (a catalog
+  declaration's `native_names`) replaced by the port's."""
+  kwargs = dict(kwargs)
+  for native, own in native_names.items():
+    if native in kwargs:
+      if own in kwargs:
+        raise TypeError(f"{class_name}() got both {native!r} and {own!r}, "
+                        "two names of one argument.")
+      kwargs[own] = kwargs.pop(native)
+  return kwargs
 
 
 def inner_optimizer(value: Any, bridged_module: Any,

@@ -47,7 +47,8 @@ def _outside_functions():
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge",
                     mixins: tuple[type, ...] = (),
-                    slots_by_variable: bool = True) -> type:
+                    slots_by_variable: bool = True,
+                    native_names: dict[str, str] | None = None) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -75,6 +76,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       `assign_average_vars`).
     slots_by_variable: Create the slots of one variable after another, as
       Keras 3's own optimizers do, or each slot for all variables in turn.
+    native_names: The native class's names for arguments named otherwise
+      here (`{"weight_decay_rate": "weight_decay"}`), taken by the
+      constructor too.
 
   A sparse gradient (`tf.IndexedSlices`) reaches the transform as a
   `jaxopt_port.RowSparse` if the transform takes those
@@ -109,7 +113,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
-          _fused.bind_positional(class_name, positional, args, kwargs),
+          _fused.with_argument_names(
+              class_name,
+              _fused.bind_positional(class_name, positional, args, kwargs),
+              native_names or {}),
           keras.saving.get_registered_object)
       name = kwargs.pop("name", None)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
@@ -122,6 +129,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       learning_rate = kwargs.pop(
           "learning_rate", _learning_rate_of(inner[0]) if inner
           else default_rate)
+      if kwargs.get("lr") is not None:
+        # OptimizerV2's alias (TF Addons' ports take it) is Keras's
+        # learning rate here, as it was there: callbacks see it.
+        learning_rate = kwargs.pop("lr")
       base = {**base_defaults,
               **{k: kwargs.pop(k) for k in host_arguments if k in kwargs}}
       super().__init__(learning_rate=learning_rate, name=name, **base)

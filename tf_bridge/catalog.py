@@ -42,6 +42,11 @@ class Declaration:
   # The order its native class creates slots in, where it is not its
   # generation's (`keras_optimizer`'s `slots_by_variable`).
   slots_by_variable: bool | None = None
+  # Names the native class has for arguments the port names otherwise
+  # (TFA Yogi's hyperparameter `beta_1` for its argument `beta1`, LAMB's old
+  # `weight_decay_rate`): the bridged class takes them too, as constructor
+  # keywords, attributes and in `_get_hyper`/`_set_hyper`.
+  native_names: dict[str, str] = dataclasses.field(default_factory=dict)
 
   @property
   def name(self) -> str:
@@ -176,13 +181,15 @@ CATALOG: tuple[Declaration, ...] = (
     addons(jaxopt_port.addons.sgdw, "SGDW", required={"weight_decay": 0.01}),
     addons(jaxopt_port.addons.lazy_adam, "LazyAdam"),
     addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam"),
-    addons(jaxopt_port.addons.yogi, "Yogi"),
+    addons(jaxopt_port.addons.yogi, "Yogi",
+           native_names={"beta_1": "beta1", "beta_2": "beta2"}),
     addons(jaxopt_port.addons.novograd, "NovoGrad"),
     addons(jaxopt_port.addons.cocob, "COCOB"),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
            required={"learning_rate": 0.9}),
     addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad"),
-    addons(jaxopt_port.addons.lamb, "LAMB"),
+    addons(jaxopt_port.addons.lamb, "LAMB",
+           native_names={"weight_decay_rate": "weight_decay"}),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}

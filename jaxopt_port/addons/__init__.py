@@ -498,6 +498,12 @@ def cocob(alpha: float = 100.0, learning_rate: float = 0.0) -> UpdateStep:
   return UpdateStep(build, update, elementwise=True)
 
 
+class ConditionalGradientSlots(NamedTuple):
+  # TFA creates this slot and never writes it; kept so that the bridged
+  # class's variables (and so checkpoints) are TFA's.
+  conditional_gradient: optax.Params
+
+
 def _top_singular_direction(g: jax.Array) -> jax.Array:
   """`u1 v1^T` of `g` (rank < 2 padded to a row; leading axes batched)."""
   matrix = g.reshape((1,) * (2 - g.ndim) + g.shape) if g.ndim < 2 else g
@@ -602,7 +608,9 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
 
     return jax.tree.map(step, grads, params), slots
 
-  return UpdateStep(lambda params: (), update)
+  return UpdateStep(
+      lambda params: ConditionalGradientSlots(
+          jax.tree.map(jnp.zeros_like, params)), update)
 
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")

@@ -89,8 +89,9 @@ def mirrors(state):
   """(state path, leaf, parameter path) of every state leaf that mirrors a
   parameter: a floating leaf whose path ends with the parameter's, of its
   shape (not Muon's and Adafactor's empty placeholders; not AdagradDecay's
-  integer count per row, whose value never depends on the parameter's, so
-  that on an `Auto` mesh XLA lays it out as it likes)."""
+  integer count per row, nor ConditionalGradient's `conditional_gradient`,
+  TFA's never-written zero slot: their values never depend on the
+  parameter's, so that on an `Auto` mesh XLA lays them out as it likes)."""
   params = {jax.tree_util.keystr(path): shape for path, shape in
             jax.tree_util.tree_flatten_with_path(SHAPES, is_leaf=is_shape)[0]}
   found = []
@@ -98,7 +99,8 @@ def mirrors(state):
     name = jax.tree_util.keystr(path)
     for param, shape in params.items():
       if (name.endswith(param) and leaf.shape == shape
-          and np.issubdtype(leaf.dtype, np.floating)):
+          and np.issubdtype(leaf.dtype, np.floating)
+          and ".conditional_gradient" not in name):
         found.append((name, leaf, param))
   return found
 

@@ -24,7 +24,8 @@ from tf_bridge.legacy import _decoupled
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge.legacy",
                     mixins: tuple[type, ...] = (),
-                    slots_by_variable: bool = False) -> type:
+                    slots_by_variable: bool = False,
+                    native_names: dict[str, str] | None = None) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -43,6 +44,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     slots_by_variable: Create each slot for all variables in turn, as most
       OptimizerV2 classes do, or (True, as legacy Ftrl) the slots of one
       variable after another.
+    native_names: The native class's names for arguments named otherwise
+      here (TFA Yogi's hyperparameter `beta_1` for `beta1`): constructor
+      keywords, attributes and `_get_hyper`/`_set_hyper` names too.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -54,6 +58,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   default_rate = _fused.learning_rate_default(factory, 0.001)
   # As OptimizerV2's classes: `name` follows the algorithm's arguments.
   positional = _fused.positional_names(factory) + ["name"]
+  renamed = native_names or {}
 
   class BridgedOptimizer(*mixins, tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
@@ -62,7 +67,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __init__(self, *args, skip_nonfinite=False, **kwargs):
       kwargs = _fused.deserialized_arguments(
-          _fused.bind_positional(class_name, positional, args, kwargs),
+          _fused.with_argument_names(
+              class_name,
+              _fused.bind_positional(class_name, positional, args, kwargs),
+              renamed),
           tf_keras.saving.get_registered_object)
       name = kwargs.pop("name", class_name)
       _fused.check_arguments(class_name, kwargs, factory, own_defaults,
@@ -94,13 +102,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     def __getattr__(self, name):
       # After OptimizerV2's own lookup (attributes, then `_hyper`).
       arguments = self.__dict__.get("_arguments", {})
-      if name in arguments:
-        return arguments[name]
+      if renamed.get(name, name) in arguments:
+        return arguments[renamed.get(name, name)]
       raise AttributeError(
           f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name, value):
       arguments = self.__dict__.get("_arguments")
+      name = renamed.get(name, name)
       if (arguments is not None and name in arguments
           and not _fused.is_bridged(value)):
         self._fused.set_argument(name, value)
@@ -109,13 +118,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().__setattr__(name, value)
 
     def _get_hyper(self, name, dtype=None):
+      name = renamed.get(name, name)
       if name in self._hyper or name not in self._arguments:
         return super()._get_hyper(name, dtype)
       value = self._arguments[name]
       return value if dtype is None else tf.cast(value, dtype)
 
     def _set_hyper(self, name, value):
-      if name in self.__dict__.get("_arguments", {}):
+      if renamed.get(name, name) in self.__dict__.get("_arguments", {}):
         setattr(self, name, value)
       else:
         super()._set_hyper(name, value)
