@@ -551,3 +551,95 @@ def test_tfa_names_of_hyperparameters_and_slots():
     values.append(weight.numpy())
   np.testing.assert_array_equal(values[0], values[1])
   np.testing.assert_allclose(values[0], [0.45, 1.45], rtol=1e-5)
+
+
+# `tfa.optimizers` 0.23's constructors (from its source; TFA cannot be
+# installed beside TensorFlow 2.21): the arguments a call may pass
+# positionally, in order, with their defaults (REQUIRED: none).
+REQUIRED = object()
+TFA_SIGNATURES = {
+    "AdamW": [("weight_decay", REQUIRED), ("learning_rate", 0.001),
+              ("beta_1", 0.9), ("beta_2", 0.999), ("epsilon", 1e-7),
+              ("amsgrad", False), ("name", "AdamW")],
+    "SGDW": [("weight_decay", REQUIRED), ("learning_rate", 0.001),
+             ("momentum", 0.0), ("nesterov", False), ("name", "SGDW")],
+    "LazyAdam": [("learning_rate", 0.001), ("beta_1", 0.9),
+                 ("beta_2", 0.999), ("epsilon", 1e-7), ("amsgrad", False),
+                 ("name", "LazyAdam")],
+    "RectifiedAdam": [("learning_rate", 0.001), ("beta_1", 0.9),
+                      ("beta_2", 0.999), ("epsilon", 1e-7),
+                      ("weight_decay", 0.0), ("amsgrad", False),
+                      ("sma_threshold", 5.0), ("total_steps", 0),
+                      ("warmup_proportion", 0.1), ("min_lr", 0.0),
+                      ("name", "RectifiedAdam")],
+    "Yogi": [("learning_rate", 0.01), ("beta1", 0.9), ("beta2", 0.999),
+             ("epsilon", 1e-3), ("l1_regularization_strength", 0.0),
+             ("l2_regularization_strength", 0.0),
+             ("initial_accumulator_value", 1e-6), ("activation", "sign"),
+             ("name", "Yogi")],
+    "NovoGrad": [("learning_rate", 0.001), ("beta_1", 0.9), ("beta_2", 0.999),
+                 ("epsilon", 1e-7), ("weight_decay", 0.0),
+                 ("grad_averaging", False), ("amsgrad", False),
+                 ("name", "NovoGrad")],
+    "ConditionalGradient": [("learning_rate", REQUIRED), ("lambda_", 0.01),
+                            ("epsilon", 1e-7), ("ord", "fro"),
+                            ("name", "ConditionalGradient")],
+    "ProximalAdagrad": [("learning_rate", 0.001),
+                        ("initial_accumulator_value", 0.1),
+                        ("l1_regularization_strength", 0.0),
+                        ("l2_regularization_strength", 0.0),
+                        ("name", "ProximalAdagrad")],
+    "LAMB": [("learning_rate", 0.001), ("beta_1", 0.9), ("beta_2", 0.999),
+             ("epsilon", 1e-6), ("weight_decay", 0.0),
+             ("exclude_from_weight_decay", None),
+             ("exclude_from_layer_adaptation", None), ("name", "LAMB")],
+    "MovingAverage": [("optimizer", REQUIRED), ("average_decay", 0.99),
+                      ("num_updates", None), ("start_step", 0),
+                      ("dynamic_decay", False), ("name", "MovingAverage")],
+    "SWA": [("optimizer", REQUIRED), ("start_averaging", 0),
+            ("average_period", 10), ("name", "SWA")],
+    "Lookahead": [("optimizer", REQUIRED), ("sync_period", 6),
+                  ("slow_step_size", 0.5), ("name", "Lookahead")],
+    # TFA's second argument is `use_locking`, a TF1 locking flag with no
+    # meaning here; the port's is the (unused) learning rate.
+    "COCOB": [("alpha", 100.0), ("learning_rate", 0.0), ("name", "COCOB")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TFA_SIGNATURES))
+def test_constructor_signatures_are_tfa(name):
+  """Every TFA optimizer and wrapper on `tf_bridge.legacy.addons` takes
+  TFA's arguments in TFA's positional order with TFA's defaults, and a
+  positional call binds as TFA's does."""
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  optimizer_class = getattr(tfa, name)
+  parameters = [p for p in inspect.signature(optimizer_class).parameters.values()
+                if p.kind == p.POSITIONAL_OR_KEYWORD]
+  got = [(p.name, REQUIRED if p.default is inspect.Parameter.empty
+          else p.default) for p in parameters]
+  assert got == TFA_SIGNATURES[name]
+  if name == "AdamW":
+    optimizer = optimizer_class(0.1, 0.01, 0.8, 0.99, 1e-5, True, "mine")
+    assert (optimizer.weight_decay, optimizer.beta_1, optimizer.amsgrad,
+            optimizer._name) == (0.1, 0.8, True, "mine")  # pylint: disable=protected-access
+
+
+def test_moving_average_num_updates_caps_the_decay():
+  """TFA's deprecated `num_updates`: the decay is min(average_decay,
+  (1 + n) / (10 + n)), fixed at construction, and kept in the config."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  optimizer = tfa.MovingAverage("sgd", 0.99, 2)
+  assert optimizer.num_updates == 2
+  assert optimizer.get_config()["num_updates"] == 2
+  variable = tf.Variable([1.0, 2.0])
+  average, value = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+  for _ in range(3):
+    optimizer.apply_gradients([(tf.constant([1.0, -1.0]), variable)])
+    value = value - 0.01 * np.array([1.0, -1.0])
+    average = average - (1 - 3 / 12) * (average - value)
+  np.testing.assert_allclose(optimizer.get_slot(variable, "average").numpy(),
+                             average, rtol=1e-6)
+  with pytest.raises(ValueError, match="`num_updates` must be None or an "
+                     "integer >= 0. Received: num_updates=-1"):
+    tfa.MovingAverage("sgd", num_updates=-1)

@@ -84,6 +84,27 @@ def positional_names(factory: Callable[..., Any]) -> list[str]:
           if parameter.kind == parameter.POSITIONAL_OR_KEYWORD]
 
 
+def legacy_class_signature(factory: Callable[..., Any], class_name: str,
+                           host_arguments: Sequence[str]) -> inspect.Signature:
+  """An OptimizerV2 class's constructor signature, as `inspect.signature`
+  and `help()` show it: the factory's arguments in order, then `name` (also
+  positional, as OptimizerV2's classes take it), then keyword-only the
+  factory's own and OptimizerV2's base arguments and `skip_nonfinite`."""
+  keyword = inspect.Parameter.KEYWORD_ONLY
+  parameters = list(inspect.signature(factory).parameters.values())
+  positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
+  keyword_only = [p for p in parameters if p.kind == keyword]
+  taken = {p.name for p in parameters}
+  return inspect.Signature(
+      positional
+      + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           default=class_name)]
+      + keyword_only
+      + [inspect.Parameter(argument, keyword, default=None)
+         for argument in host_arguments if argument not in taken]
+      + [inspect.Parameter("skip_nonfinite", keyword, default=False)])
+
+
 def bind_positional(class_name: str, names: Sequence[str], args: tuple,
                     kwargs: dict[str, Any]) -> dict[str, Any]:
   """`kwargs` with `args` bound to `names`, refusing duplicates."""

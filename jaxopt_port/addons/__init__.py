@@ -119,7 +119,7 @@ def decoupled_weight_decay(factory: Callable[..., optax.GradientTransformation]
 @with_legacy_base_arguments(learning_rate=0.001)
 def adamw(weight_decay: float, learning_rate: Any = 0.001,
           beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
-          amsgrad: bool = False,
+          amsgrad: bool = False, *,
           exclude_from_weight_decay: Sequence[str] | None = None
           ) -> UpdateStep:
   """AdamW, as `tfa.optimizers.AdamW`: legacy Adam after a decoupled decay.
@@ -151,7 +151,7 @@ def adamw(weight_decay: float, learning_rate: Any = 0.001,
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def sgdw(weight_decay: float, learning_rate: Any = 0.001,
-         momentum: float = 0.0, nesterov: bool = False,
+         momentum: float = 0.0, nesterov: bool = False, *,
          exclude_from_weight_decay: Sequence[str] | None = None
          ) -> UpdateStep:
   """SGDW, as `tfa.optimizers.SGDW`: legacy SGD after a decoupled decay

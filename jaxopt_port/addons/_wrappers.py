@@ -57,7 +57,8 @@ def _averaging(optimizer: optax.GradientTransformation, name: str,
 
 
 def moving_average(optimizer: optax.GradientTransformation,
-                   average_decay: float = 0.99, start_step: int = 0,
+                   average_decay: float = 0.99,
+                   num_updates: int | None = None, start_step: int = 0,
                    dynamic_decay: bool = False
                    ) -> optax.GradientTransformationExtraArgs:
   """`tfa.optimizers.MovingAverage`: an exponential moving average of the
@@ -72,21 +73,28 @@ def moving_average(optimizer: optax.GradientTransformation,
 
   The average starts at the params, as TFA's slot does
   (`add_slot(var, "average", var.read_value())`). The params themselves
-  follow `optimizer`. (TFA's deprecated `num_updates` is not taken.)
+  follow `optimizer`.
 
   Args:
     optimizer: The transformation whose params are averaged.
     average_decay: In [0, 1].
+    num_updates: TFA's deprecated count: if given (an int >= 0), the decay
+      is `min(average_decay, (1 + num_updates) / (10 + num_updates))`,
+      fixed at construction as in TFA.
     start_step: Steps before averaging starts (the average copies the
       params until then: decay 0), an int >= 0.
     dynamic_decay: Ramp the decay up from 0.1, as TFA does.
   """
   _checks.check_range("average_decay", average_decay, 0.0, 1.0)
   _checks.check_optional_int("start_step", start_step, 0)
+  _checks.check_optional_int("num_updates", num_updates, 0)
 
   def new_average(average, params, count):
     k = count.astype(jnp.float32) - jnp.asarray(start_step, jnp.float32)
     decay = jnp.asarray(average_decay, jnp.float32)
+    if num_updates is not None:
+      updates = jnp.asarray(num_updates, jnp.float32)
+      decay = jnp.minimum(decay, (1.0 + updates) / (10.0 + updates))
     if dynamic_decay:
       decay = jnp.minimum(decay, (1.0 + k) / (10.0 + k))
     decay = jnp.where(k < 0, 0.0, decay)

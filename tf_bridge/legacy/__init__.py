@@ -234,6 +234,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                                          BridgedOptimizer), {})
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
   BridgedOptimizer.__module__ = module
+  BridgedOptimizer.__signature__ = _fused.legacy_class_signature(
+      factory, class_name, host_arguments)
   BridgedOptimizer.__doc__ = (
       f"OptimizerV2 running `{factory.__module__}.{factory.__name__}` in one "
       "XLA call per step (see `tf_bridge.legacy.keras_optimizer`).\n\n"
