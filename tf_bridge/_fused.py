@@ -148,12 +148,34 @@ class AveragedOptimizer:
       variable.assign(average)
 
 
-def serialized_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+def serialized_arguments(arguments: dict[str, Any],
+                         factory: Callable[..., Any]) -> dict[str, Any]:
   """`arguments` for `get_config`: an inner bridged optimizer as its
-  registered name and config (plain data)."""
-  return {k: {"class_name": f"{type(v).__module__}>{type(v).__name__}",
-              "config": v.get_config()} if is_bridged(v) else v
-          for k, v in arguments.items()}
+  registered name and config (plain data); a tensor, variable or callable
+  hyperparameter as its current number (OptimizerV2's
+  `_serialize_hyperparameter`)."""
+  def serialized(name, value):
+    if is_bridged(value):
+      return {"class_name": f"{type(value).__module__}>{type(value).__name__}",
+              "config": value.get_config()}
+    if _is_runtime(factory, name, value) and not _is_schedule(value):
+      return float(_stand_in(value))
+    return value
+
+  return {k: serialized(k, v) for k, v in arguments.items()}
+
+
+def _stand_in(value: Any) -> np.ndarray:
+  """A runtime hyperparameter's current value as a float32 array (an array,
+  not a number: a port keeps the state a nonzero value needs), evaluated
+  eagerly; 0.5 where it cannot be (a TF1 graph's tensor)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  with tf.init_scope():
+    current = runtime_value(value, 0)
+    number = (current.numpy() if hasattr(current, "numpy")
+              else tf.get_static_value(current) if tf.is_tensor(current)
+              else current)
+  return np.asarray(0.5 if number is None else number, np.float32)
 
 
 def deserialized_arguments(arguments: dict[str, Any],
@@ -270,6 +292,41 @@ def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
   return fallback if parameter is None else parameter.default
 
 
+def _is_schedule(value: Any) -> bool:
+  """A Keras 3 or tf_keras `LearningRateSchedule` (without importing
+  either)."""
+  return any(base.__name__ == "LearningRateSchedule"
+             for base in type(value).__mro__)
+
+
+def _is_runtime(factory: Callable[..., Any], name: str, value: Any) -> bool:
+  """A numeric hyperparameter given as something TensorFlow evaluates (a
+  tensor, a variable, a callable, a schedule), as OptimizerV2's `_set_hyper`
+  takes them: fed to the step each time it runs, not read when it is
+  traced."""
+  tf = sys.modules.get("tensorflow")
+  if tf is None or is_bridged(value) or isinstance(value, (type, str)):
+    return False
+  parameter = inspect.signature(factory).parameters.get(name)
+  numeric = parameter is not None and (
+      parameter.default is inspect.Parameter.empty
+      or (isinstance(parameter.default, (int, float))
+          and not isinstance(parameter.default, bool)))
+  return numeric and (tf.is_tensor(value) or isinstance(value, tf.Variable)
+                      or callable(value))
+
+
+def runtime_value(value: Any, iterations: Any) -> Any:
+  """A runtime hyperparameter's current value, in TensorFlow: a schedule
+  of Keras's `iterations` (TF Addons' weight decay schedules), a callable's
+  result, a tensor's or variable's value."""
+  if _is_schedule(value):
+    return value(iterations)
+  if callable(value) and not hasattr(value, "read_value"):
+    return value()
+  return value
+
+
 class FusedTransform:
   """`factory(learning_rate=lr, **arguments)` over a Keras variable list.
 
@@ -355,24 +412,56 @@ class FusedTransform:
     self._steps.clear()
     self.__dict__.pop("sparse_rows", None)
 
-  def transform(self, learning_rate: Any) -> optax.GradientTransformation:
-    transform = self._algorithm(learning_rate)
+  def transform(self, learning_rate: Any, runtime: dict[str, Any] | None = None
+                ) -> optax.GradientTransformation:
+    """The transform at `learning_rate`, with the runtime hyperparameters
+    (`runtime_names`) at `runtime`'s values (inside the step: traced), or
+    at stand-ins of their current values (for shapes and checks)."""
+    transform = self._algorithm(learning_rate, runtime)
     return (jaxopt_port.skip_nonfinite(transform) if self._skip_nonfinite
             else transform)
 
-  def _algorithm(self, learning_rate: Any) -> optax.GradientTransformation:
+  @property
+  def runtime_names(self) -> tuple[str, ...]:
+    """The hyperparameters given as tensors, variables, callables or
+    schedules, in the order `rate_inputs` feeds them."""
+    return tuple(k for k, v in self._arguments.items()
+                 if _is_runtime(self._factory, k, v))
+
+  def rate_inputs(self, learning_rate: Any, iterations: Any) -> Any:
+    """The step's `learning_rate` input: the rate, float32; with runtime
+    hyperparameters, a vector of the rate and their current values."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    rate = tf.cast(learning_rate, tf.float32)
+    if not self.runtime_names:
+      return rate
+    return tf.stack([rate] + [
+        tf.cast(runtime_value(self._arguments[name], iterations), tf.float32)
+        for name in self.runtime_names])
+
+  def _arguments_at(self, runtime: dict[str, Any] | None) -> dict[str, Any]:
+    arguments = dict(self._arguments)
+    for name in self.runtime_names:
+      arguments[name] = (runtime[name] if runtime is not None
+                         else _stand_in(arguments[name]))
+    return arguments
+
+  def _algorithm(self, learning_rate: Any,
+                 runtime: dict[str, Any] | None = None
+                 ) -> optax.GradientTransformation:
     factory = self._factory
     rate = {"learning_rate": learning_rate} if self._takes_learning_rate else {}
+    arguments = self._arguments_at(runtime)
     if self._bare:
       # The host applies weight decay, also an update step's own rates
       # (see `weight_decay_rates`).
       return factory.wrap_update_step(
-          self._update_step()._replace(weight_decay_rates=None),
+          self._update_step(arguments)._replace(weight_decay_rates=None),
           learning_rate)
     # A wrapper's inner bridged optimizer (TFA's Lookahead(optimizer)) runs
     # as its transform, fed the same learning rate.
     own = {k: v._fused.transform(learning_rate) if is_bridged(v) else v
-           for k, v in self._arguments.items()
+           for k, v in arguments.items()
            if k not in self._host_base_arguments}
     return factory(**rate, **own)
 
@@ -382,19 +471,18 @@ class FusedTransform:
     None where Keras's uniform `weight_decay` applies."""
     if not self._bare:
       return None
-    step = self._update_step()
+    step = self._update_step(self._arguments_at(None))
     if step.weight_decay_rates is None:
       return None
     rates = step.weight_decay_rates(self._param_specs)
     return [rates[key] for key in self.keys]
 
-  def _update_step(self):
+  def _update_step(self, arguments: dict[str, Any]):
     """The bare algorithm's `UpdateStep` (for a port of the host's
     generation)."""
     make = self._factory.make_update_step
     parameters = inspect.signature(make).parameters
-    return make(**{k: v for k, v in self._arguments.items()
-                   if k in parameters})
+    return make(**{k: v for k, v in arguments.items() if k in parameters})
 
   def initial_state(self, keys: Sequence[str], specs: Sequence[Any]
                     ) -> list[StateLeaf]:
@@ -522,7 +610,7 @@ class FusedTransform:
     touched rows. `decay` holds Keras 3's weight decay rate per variable (0
     for none), applied first as Keras's `_apply_weight_decay` would.
     """
-    key = (present, sparse, decay)
+    key = (present, sparse, decay, self.runtime_names)
     if key not in self._steps:
       row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
       self._steps[key] = _convert(self._jax_step(present, sparse, decay),
@@ -569,6 +657,11 @@ class FusedTransform:
     """The fused step as a jitted JAX function (Keras 3's JAX backend), with
     `converted_step`'s arguments."""
     key = ("jax", present, sparse, decay)
+    if self.runtime_names:
+      raise ValueError(
+          f"{', '.join(self.runtime_names)}: a TensorFlow tensor, variable "
+          "or callable hyperparameter cannot run on Keras's JAX backend; "
+          "pass a number.")
     if key not in self._steps:
       self._steps[key] = jax.jit(self._jax_step(present, sparse, decay))
     return self._steps[key]
@@ -599,11 +692,17 @@ class FusedTransform:
         return jaxopt_port.RowSparse(indices, grad, param.shape[0])
       return grad if has else jnp.zeros_like(param)
 
+    runtime_names = self.runtime_names
+
     def update(params, grads, state_leaves, learning_rate, row_indices):
+      runtime = None
+      if runtime_names:  # `rate_inputs`' vector.
+        runtime = dict(zip(runtime_names, learning_rate[1:]))
+        learning_rate = learning_rate[0]
       if decay is not None:
         params = [decayed(p, rate, learning_rate) if has and rate else p
                   for p, rate, has in zip(params, decay, present)]
-      transform = self.transform(learning_rate)
+      transform = self.transform(learning_rate, runtime)
       indices = iter(row_indices)
       params_tree = dict(zip(keys, params))
       grads_tree = dict(zip(keys, (
@@ -644,13 +743,13 @@ def apply_fused(fused: "FusedTransform", distribution: Any,
     grads, row_indices, sparse = step_gradients(grads, variables,
                                                 fused.sparse_rows)
     return fused.compiled_apply(present, sparse, decay)(
-        list(variables), grads, list(state_variables),
-        tf.cast(learning_rate, tf.float32), row_indices, iterations)
+        list(variables), grads, list(state_variables), learning_rate,
+        row_indices, iterations)
 
   return distribution.extended.update(
       variables[0], update_on_device,
       args=(list(variables), list(grads), list(state_variables),
-            learning_rate), group=True)
+            fused.rate_inputs(learning_rate, iterations)), group=True)
 
 
 def tensor_slices(grads: Sequence[Any]) -> list[Any]:

@@ -305,7 +305,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def get_config(self):
       config = super().get_config()
-      config.update(_fused.serialized_arguments(self._arguments))
+      config.update(_fused.serialized_arguments(self._arguments, factory))
       if self._skip_nonfinite:
         config["skip_nonfinite"] = True
       return config

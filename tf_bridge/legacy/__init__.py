@@ -122,6 +122,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if name in self._hyper or name not in self._arguments:
         return super()._get_hyper(name, dtype)
       value = self._arguments[name]
+      if name in self._fused.runtime_names:  # As OptimizerV2's: evaluated.
+        value = _fused.runtime_value(value, self.iterations)
       return value if dtype is None else tf.cast(value, dtype)
 
     def _set_hyper(self, name, value):
@@ -222,7 +224,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       config.update({
           "learning_rate": self._serialize_hyperparameter("learning_rate"),
           "decay": self._initial_decay,
-          **_fused.serialized_arguments(self._arguments)})
+          **_fused.serialized_arguments(self._arguments, factory)})
       if self._skip_nonfinite:
         config["skip_nonfinite"] = True
       return config
