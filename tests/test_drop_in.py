@@ -324,14 +324,9 @@ def test_checkpoints_move_between_native_and_bridged(generation, name,
       reader._create_all_weights(restored_variables)  # pylint: disable=protected-access
     status = tf.train.Checkpoint(optimizer=reader,
                                  variables=restored_variables).read(path)
-    if keras3:
-      status.assert_consumed()
-    else:
-      # Native OptimizerV2 also keeps its hyperparameters (beta_1, ...) as
-      # variables, which the bridged classes do not hold yet (issue #16):
-      # those stay unmatched; the slots and `iter` move, as the steps after
-      # the restore show.
-      status.expect_partial()
+    # Every variable on both sides matched (OptimizerV2's hyperparameter
+    # variables, beta_1 and so on, included).
+    status.assert_consumed()
     np.testing.assert_allclose(run(reader, restored_variables, 2)[0],
                                continued[0], rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(run(reader, restored_variables, 0)[1],
@@ -454,19 +449,28 @@ def test_legacy_optimizer_updates_a_second_variable_list(name):
   _assert_same(results[1][:2], results[0][:2])
 
 
-def test_legacy_hyperparameters_read_and_set_eagerly():
-  """`optimizer.momentum`, `_get_hyper`, `_set_hyper` as OptimizerV2's
-  (the bridged classes hold Python numbers where native holds variables,
-  so a change reaches steps traced after it: issue #16)."""
+@pytest.mark.parametrize("in_function", [False, True],
+                         ids=["eager", "tf.function"])
+def test_legacy_hyperparameters_read_and_set(in_function):
+  """`optimizer.momentum`, `_get_hyper`, `_set_hyper` as OptimizerV2's: a
+  hyperparameter variable, so a value set between steps reaches the next
+  one even in a `tf.function` traced before."""
   results = []
   for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
     optimizer = module.SGD(0.1, momentum=0.5)
     variable = tf.Variable(np.ones(3, "float32"))
-    optimizer.apply_gradients([(tf.ones(3), variable)])
+
+    def step(optimizer=optimizer, variable=variable):
+      optimizer.apply_gradients([(tf.ones(3), variable)])
+
+    if in_function:
+      step = tf.function(step)
+    step()
+    assert isinstance(optimizer._hyper["momentum"], tf.Variable)  # pylint: disable=protected-access
     optimizer.momentum = 0.9
-    optimizer.apply_gradients([(tf.ones(3), variable)])
+    step()
     optimizer._set_hyper("momentum", 0.2)  # pylint: disable=protected-access
-    optimizer.apply_gradients([(tf.ones(3), variable)])
+    step()
     results.append((variable.numpy(), float(optimizer.momentum),
                     float(optimizer._get_hyper("momentum", tf.float32)),  # pylint: disable=protected-access
                     float(module.Adam(beta_1=0.8).beta_1)))

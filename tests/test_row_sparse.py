@@ -259,7 +259,8 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
     grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
         [grad], [tf_variable], fused.sparse_rows)
     return apply.experimental_get_compiler_ir(
-        [tf_variable], grads, state, tf.constant(0.01), indices,
+        [tf_variable], grads, state,
+        fused.rate_inputs(tf.constant(0.01), optimizer.iterations), indices,
         tf.constant(0))(stage="optimized_hlo")
 
   module = tf_bridge.legacy if legacy else tf_bridge

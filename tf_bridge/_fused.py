@@ -228,11 +228,17 @@ def declared_classes(keras_optimizer: Callable[..., type],
                      ) -> dict[str, type]:
   """Classes for catalog declarations, by class name, made by the host's
   `keras_optimizer` (Keras 3's or OptimizerV2's)."""
-  return {d.class_name: keras_optimizer(
-      d.port, name=d.class_name, module=module, native_names=d.native_names,
-      **({} if d.slots_by_variable is None
-         else {"slots_by_variable": d.slots_by_variable}))
-          for d in declarations}
+  classes = {}
+  for d in declarations:
+    options = {} if d.slots_by_variable is None else {
+        "slots_by_variable": d.slots_by_variable}
+    hyperparameters = d.optimizer_v2_hyperparameters()
+    if hyperparameters:
+      options["hyperparameters"] = hyperparameters
+    classes[d.class_name] = keras_optimizer(
+        d.port, name=d.class_name, module=module, native_names=d.native_names,
+        **options)
+  return classes
 
 
 def with_argument_names(class_name: str, kwargs: dict[str, Any],
@@ -350,6 +356,7 @@ class FusedTransform:
     self._takes_learning_rate = (
         "learning_rate" in inspect.signature(factory).parameters)
     self._steps: dict[Any, Any] = {}
+    self._fed: dict[str, Callable[[], Any]] = {}
     # The state's layout, set by `initial_state`.
     self.keys: list[str] = []
     self._treedef: Any = None
@@ -424,9 +431,31 @@ class FusedTransform:
   @property
   def runtime_names(self) -> tuple[str, ...]:
     """The hyperparameters given as tensors, variables, callables or
-    schedules, in the order `rate_inputs` feeds them."""
+    schedules, or read from the host (`feed`), in the order `rate_inputs`
+    feeds them."""
     return tuple(k for k, v in self._arguments.items()
-                 if _is_runtime(self._factory, k, v))
+                 if k in self._fed or _is_runtime(self._factory, k, v))
+
+  def feed(self, name: str, read: Callable[[], Any]) -> bool:
+    """Feeds hyperparameter `name` to each step from `read()` (OptimizerV2's
+    hyperparameter variable), if a runtime value keeps the state its
+    current value gives (SGD's momentum of 0 keeps no slot: it stays a
+    number, as native's then keeps no momentum either). Returns whether it
+    does."""
+    value = self._arguments[name]
+    if not _is_runtime(self._factory, name, value):
+      specs = {"x": jax.ShapeDtypeStruct((2,), np.float32)}
+      layouts = []
+      for candidate in (value, _stand_in(value)):
+        self._arguments[name] = candidate
+        layouts.append(jax.tree.structure(jax.eval_shape(
+            self.transform(0.001).init, specs)))
+      self._arguments[name] = value
+      if layouts[0] != layouts[1]:
+        return False
+    self._fed[name] = read
+    self._steps.clear()
+    return True
 
   def rate_inputs(self, learning_rate: Any, iterations: Any) -> Any:
     """The step's `learning_rate` input: the rate, float32; with runtime
@@ -436,7 +465,9 @@ class FusedTransform:
     if not self.runtime_names:
       return rate
     return tf.stack([rate] + [
-        tf.cast(runtime_value(self._arguments[name], iterations), tf.float32)
+        tf.cast(self._fed[name]() if name in self._fed
+                else runtime_value(self._arguments[name], iterations),
+                tf.float32)
         for name in self.runtime_names])
 
   def _arguments_at(self, runtime: dict[str, Any] | None) -> dict[str, Any]:

@@ -88,6 +88,15 @@ class Declaration:
       arguments["global_step"] = tf.Variable(0, dtype=tf.int64)
     return self.native_class()(**arguments)
 
+  def optimizer_v2_hyperparameters(self) -> tuple[str, ...]:
+    """The algorithm's hyperparameters that its native OptimizerV2 class
+    keeps as OptimizerV2 hyperparameters (`_hyper`: variables once built,
+    checkpointed), read from a native instance; () without one."""
+    if self.generation != LEGACY or not self.has_native:
+      return ()
+    return tuple(sorted(set(self.make_native()._hyper)  # pylint: disable=protected-access
+                        - {"learning_rate", "decay"}))
+
   @property
   def port_path(self) -> str:
     return "jaxopt_port." + self.name

@@ -10,6 +10,7 @@ whole clipped gradient list, and updates every variable in one XLA call.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from typing import Any, Callable
@@ -25,7 +26,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge.legacy",
                     mixins: tuple[type, ...] = (),
                     slots_by_variable: bool = False,
-                    native_names: dict[str, str] | None = None) -> type:
+                    native_names: dict[str, str] | None = None,
+                    hyperparameters: tuple[str, ...] = ()) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -47,6 +49,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     native_names: The native class's names for arguments named otherwise
       here (TFA Yogi's hyperparameter `beta_1` for `beta1`): constructor
       keywords, attributes and `_get_hyper`/`_set_hyper` names too.
+    hyperparameters: The arguments native keeps as OptimizerV2
+      hyperparameters (`_hyper`): variables once built, checkpointed under
+      their names, fed to each step (a catalog declaration reads them from
+      its native class).
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -96,6 +102,14 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       rate = base.get("lr", learning_rate)
       # Bad arguments fail here.
       self._fused.transform(rate if isinstance(rate, float) else 0.001)
+      # Native's OptimizerV2 hyperparameters are OptimizerV2's here too
+      # (variables once built, checkpointed, assigned by `optimizer.beta_1 =
+      # 0.5`), read by the step each time it runs unless their value decided
+      # the state (SGD's momentum of 0: native then ignores it too).
+      for hyper in hyperparameters:
+        if hyper in self._arguments:
+          self._fused.feed(hyper, functools.partial(self._get_hyper, hyper))
+          super()._set_hyper(hyper, self._arguments[hyper])
       self._variables_built_for = None
       self._state_variables, self._state_identities = [], []
 
@@ -111,6 +125,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       arguments = self.__dict__.get("_arguments")
       name = renamed.get(name, name)
       if (arguments is not None and name in arguments
+          and name not in self.__dict__.get("_hyper", {})
           and not _fused.is_bridged(value)):
         self._fused.set_argument(name, value)
         arguments[name] = value
@@ -127,7 +142,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       return value if dtype is None else tf.cast(value, dtype)
 
     def _set_hyper(self, name, value):
-      if renamed.get(name, name) in self.__dict__.get("_arguments", {}):
+      name = renamed.get(name, name)
+      if (name in self.__dict__.get("_arguments", {})
+          and name not in self._hyper):
         setattr(self, name, value)
       else:
         super()._set_hyper(name, value)
@@ -224,7 +241,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       config.update({
           "learning_rate": self._serialize_hyperparameter("learning_rate"),
           "decay": self._initial_decay,
-          **_fused.serialized_arguments(self._arguments, factory)})
+          **_fused.serialized_arguments(self._arguments, factory),
+          **{hyper: self._serialize_hyperparameter(hyper)
+             for hyper in hyperparameters if hyper in self._hyper}})
       if self._skip_nonfinite:
         config["skip_nonfinite"] = True
       return config
