@@ -19,7 +19,8 @@ class AdadeltaSlots(NamedTuple):
 
 
 def check_adadelta_arguments(rho: Any, epsilon: Any) -> None:
-  _checks.check_range("rho", rho, 0.0, 1.0, high_open=True)
+  # rho = 1 is plain SGD (the accumulators stay 0), which Keras accepts.
+  _checks.check_range("rho", rho, 0.0, 1.0)
   _checks.check_range("epsilon", epsilon, 0.0)
 
 
@@ -74,7 +75,7 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
-    rho: Decay of both averages, in [0, 1).
+    rho: Decay of both averages, in [0, 1] (1: plain SGD).
     epsilon: >= 0.
 
   Reference: Zeiler, 2012, "ADADELTA: An Adaptive Learning Rate Method".

@@ -530,7 +530,8 @@ SparseRows = Union[str, Callable[..., str]]
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
              learning_rate: float, defaults: dict[str, Any],
-             sparse_rows: SparseRows) -> Declaration:
+             sparse_rows: SparseRows, owns: tuple[str, ...] = ()
+             ) -> Declaration:
   unknown = set(defaults) - set(base_arguments)
   if unknown:
     raise TypeError(f"Not base arguments: {sorted(unknown)}")
@@ -567,7 +568,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
       arguments = dict(bound.arguments)
       rate = (arguments["learning_rate"] if "learning_rate" in own
               else arguments.pop("learning_rate"))
-      base = {argument: (arguments[argument] if argument in own
+      base = {argument: (base_arguments[argument][0] if argument in owns
+                         else arguments[argument] if argument in own
                          else arguments.pop(argument))
               for argument in base_arguments}
       return wrap(make_update_step(**arguments), rate,
@@ -615,11 +617,15 @@ def with_keras_base_arguments(*, learning_rate: float,
 
 def with_legacy_base_arguments(*, learning_rate: float,
                                sparse_rows: SparseRows = _row_sparse.DENSE,
+                               owns: tuple[str, ...] = (),
                                **defaults: Any) -> Declaration:
-  """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips)."""
+  """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips).
+  A base argument in `owns` means only what the decorated function makes of
+  it (legacy Nadam's `decay`, its schedule decay): the base keeps its
+  default."""
   return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
                   LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults,
-                  sparse_rows)
+                  sparse_rows, owns)
 
 
 def path_name(path: tuple[Any, ...]) -> str:

@@ -20,8 +20,20 @@ class MuonSlots(NamedTuple):
   velocity: optax.Params  # Adam's second moment; empty (0,) on Muon leaves.
 
 
-def _transpose_last(x: jax.Array) -> jax.Array:
+def transpose_last(x: jax.Array) -> jax.Array:
+  """`x` with its last two axes swapped (Keras's `transpose_last_axis`)."""
   return jnp.swapaxes(x, -1, -2)
+
+
+def rms_scaled(update: jax.Array, rms_rate: Any) -> jax.Array:
+  """Moonlight's scaling of a matrix's Muon step, `update * sqrt(max(n, m))
+  * rms_rate` for an `(n, m, ...)` update; unscaled if `rms_rate` is None
+  (Keras's `lr_adjust`)."""
+  if rms_rate is None:
+    return update
+  return update * jnp.sqrt(jnp.asarray(max(update.shape[0], update.shape[1]),
+                                       update.dtype)) * cast_like(rms_rate,
+                                                                  update)
 
 
 def orthogonalize(x: jax.Array, steps: int, a: float, b: float,
@@ -29,23 +41,23 @@ def orthogonalize(x: jax.Array, steps: int, a: float, b: float,
   """Keras's quintic Newton-Schulz iteration towards `U V^T` of `x`."""
   wide = x.shape[-2] > x.shape[-1]
   if wide:
-    x = _transpose_last(x)
+    x = transpose_last(x)
   x = x / (jnp.linalg.norm(x, axis=(-2, -1), keepdims=True) + 1e-7)
 
   def iteration(_, x):
-    gram = x @ _transpose_last(x)
+    gram = x @ transpose_last(x)
     return a * x + (b * gram + c * gram @ gram) @ x
 
   # A loop, not Python's range: an injected `steps` is a traced integer.
   x = jax.lax.fori_loop(0, steps, iteration, x)
-  return _transpose_last(x) if wide else x
+  return transpose_last(x) if wide else x
 
 
 @with_keras_base_arguments(learning_rate=0.001, weight_decay=0.004)
 def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
          adam_weight_decay: float | None = 0.004, epsilon: float = 1e-7,
          weight_decay: float | None = 0.004,
-         exclude_layers: Sequence[str] | None = None,
+         exclude_layers: Sequence[str] = (),
          exclude_embeddings: bool = True, muon_a: float = 3.4445,
          muon_b: float = -4.7750, muon_c: float = 2.0315,
          adam_lr_ratio: float = 1, momentum: float = 0.95, ns_steps: int = 5,
@@ -137,11 +149,7 @@ def muon(adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
       update = cast_like(learning_rate, g) * on_whole_array(
           lambda d: orthogonalize(d, ns_steps, muon_a, muon_b, muon_c),
           direction)
-      if rms_rate is not None:
-        update = update * jnp.sqrt(
-            jnp.asarray(max(g.shape[0], g.shape[1]), g.dtype)) * cast_like(
-                rms_rate, g)
-      return -update, mu, v
+      return -rms_scaled(update, rms_rate), mu, v
 
     def leaf_step(path, g, mu, v):
       return (adam_step if takes_adam(path, g) else muon_step)(g, mu, v)

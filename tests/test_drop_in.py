@@ -2,6 +2,7 @@
 optimizer and once with its bridged twin, give the same numbers (DESIGN.md:
 the native class is the specification)."""
 
+import inspect
 import re
 
 import numpy as np
@@ -135,6 +136,46 @@ def test_keras_float64_variables_are_updated_in_float64(name):
                                rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("generation, name, kwargs", [
+    ("keras", "Adam", {}), ("keras", "SGD", {"momentum": 0.9}),
+    ("keras", "Adagrad", {}), ("keras", "Lion", {}),
+    ("legacy", "Adam", {}), ("legacy", "SGD", {"momentum": 0.9}),
+    ("legacy", "Adagrad", {}), ("legacy", "RMSprop", {})])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_variables_without_a_policy(generation, name, kwargs,
+                                                  dtype):
+  """float16 and bfloat16 variables (no mixed-precision policy): slots of
+  the variable's dtype, as native's, and native's values to a few units of
+  that dtype's rounding (the port computes the moments in float32 and
+  rounds them where native keeps them)."""
+  keras3 = generation == "keras"
+  start = np.linspace(0.5, 1.5, 6).astype(dtype)
+  gradients = [np.linspace(-1.0, 1.0, 6) * scale for scale in (1, -0.5, 2)]
+  results = []
+  for module in ((keras.optimizers, tf_bridge) if keras3 else
+                 (tf_keras.optimizers.legacy, tf_bridge.legacy)):
+    variable = (keras.Variable if keras3 else tf.Variable)(start)
+    optimizer = getattr(module, name)(learning_rate=0.1, **kwargs)
+    for gradient in gradients:
+      optimizer.apply_gradients([(tf.constant(gradient, dtype), variable)])
+    slots = (optimizer.variables if keras3 else optimizer.variables())
+    results.append((np.asarray(variable.numpy(), np.float32), sorted(
+        str(v.dtype) for v in slots if tuple(v.shape) == (6,))))
+  (native, native_slots), (bridged, bridged_slots) = results
+  assert bridged_slots == native_slots
+  assert all(dtype in slot for slot in native_slots)
+  moved = np.max(np.abs(bridged - start.astype(np.float32)))
+  assert moved > 0.1
+  if (name, dtype) == ("Adam", "bfloat16"):
+    # Native computes in bfloat16, where beta_2 = 0.999 rounds to 1: its
+    # bias correction sqrt(1 - beta_2**t) is 0 and the variable never moves
+    # (docs/migrating.md). The bridge trains.
+    np.testing.assert_array_equal(native, start.astype(np.float32))
+    return
+  resolution = 2.0 ** (-7 if dtype == "bfloat16" else -10)
+  np.testing.assert_allclose(bridged, native, rtol=8 * resolution, atol=0)
+
+
 def test_indexed_slices_with_tuple_indices():
   results = []
   for optimizer in (keras.optimizers.Adam(0.1), tf_bridge.Adam(0.1)):
@@ -254,11 +295,13 @@ def _layout(optimizer, variables):
            tuple(v.shape), str(v.dtype)) for v in found]
 
 
+@pytest.mark.parametrize("bias_dtype", ["float32", "float16"])
 @pytest.mark.parametrize("declaration", _layout_cases(),
                          ids=lambda d: d.name)
-def test_optimizer_variables_are_natives(declaration):
+def test_optimizer_variables_are_natives(declaration, bias_dtype):
   """The same variables, names, shapes, dtypes and order as the native
-  class: what `tf.train.Checkpoint` and `.keras` files hold."""
+  class: what `tf.train.Checkpoint` and `.keras` files hold; with a float16
+  variable in the list too (native keeps its slots in float16)."""
   keras3 = declaration.generation == "keras"
   make = keras.Variable if keras3 else tf.Variable
   layouts = []
@@ -266,7 +309,7 @@ def test_optimizer_variables_are_natives(declaration):
                     getattr(tf_bridge if keras3 else tf_bridge.legacy,
                             declaration.class_name)(**declaration.required)):
     variables = [make(np.ones((3, 2), "float32"), name="kernel"),
-                 make(np.ones((2,), "float32"), name="bias")]
+                 make(np.ones((2,), bias_dtype), name="bias")]
     layouts.append(_layout(optimizer, variables))
   native, bridged = layouts
   assert [v[1:] for v in bridged] == [v[1:] for v in native]
@@ -280,6 +323,60 @@ def test_optimizer_variables_are_natives(declaration):
 
   assert [b[0] for b, n in zip(bridged, native) if named(n[0])] == [
       n[0] for n in native if named(n[0])]
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("Nadam", {}),
+                                          ("SGD", {"momentum": 0.9}),
+                                          ("Adadelta", {"learning_rate": 1.0})])
+def test_legacy_hdf5_files_move_between_native_and_bridged(name, kwargs,
+                                                           tmp_path):
+  """tf_keras's HDF5 model files (optimizer weights included): one written
+  with the native class loads into the bridged one, one written with the
+  bridged class loads and its optimizer weights move into a native
+  optimizer (`get_weights`/`set_weights`); training continues on the
+  writer's trajectory."""
+  native_class = getattr(tf_keras.optimizers.legacy, name)
+  bridged_class = getattr(tf_bridge.legacy, name)
+
+  def saved(optimizer_class):
+    tf_keras.utils.set_random_seed(0)
+    model = tf_keras.Sequential([tf_keras.layers.Input((4,)),
+                                 tf_keras.layers.Dense(3),
+                                 tf_keras.layers.Dense(1)])
+    model.compile(optimizer_class(**{"learning_rate": 0.05, **kwargs}),
+                  "mse")
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    path = str(tmp_path / f"{optimizer_class.__module__}.h5")
+    model.save(path)
+    return path
+
+  def continued(model):
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    return model.get_weights()
+
+  native_path, bridged_path = saved(native_class), saved(bridged_class)
+  native = continued(tf_keras.models.load_model(native_path))
+  # tf_keras's file names its own class by its key ("adam").
+  with tf_keras.saving.custom_object_scope({name.lower(): bridged_class}):
+    model = tf_keras.models.load_model(native_path)
+  assert type(model.optimizer) is bridged_class
+  _assert_same(continued(model), native)
+
+  model = tf_keras.models.load_model(bridged_path)
+  assert type(model.optimizer) is bridged_class
+  weights = model.optimizer.get_weights()
+  bridged = continued(model)
+  _assert_same(bridged, native)
+  model = tf_keras.models.load_model(bridged_path)
+  model.compile(native_class(**{"learning_rate": 0.05, **kwargs}), "mse")
+  model.optimizer._create_all_weights(model.trainable_variables)  # pylint: disable=protected-access
+  model.optimizer.set_weights(weights)
+  _assert_same(continued(model), bridged)
+  # From a fresh optimizer state the run ends elsewhere: the state counted.
+  model = tf_keras.models.load_model(native_path)
+  model.compile(native_class(**{"learning_rate": 0.05, **kwargs}), "mse")
+  assert max(np.max(np.abs(a - b))
+             for a, b in zip(continued(model), native)) > 1e-4
 
 
 @pytest.mark.parametrize("generation, name", [
@@ -477,3 +574,174 @@ def test_legacy_hyperparameters_read_and_set(in_function):
   np.testing.assert_allclose(results[1][0], results[0][0], rtol=RTOL,
                              atol=ATOL)
   np.testing.assert_allclose(results[1][1:], results[0][1:], rtol=1e-6)
+
+
+def _halved(grads_and_vars):
+  return [(0.5 * g, v) for g, v in grads_and_vars]
+
+
+def _summed(grads_and_vars):
+  # OptimizerV2's default aggregator, written out.
+  return tf_keras.src.optimizers.utils.all_reduce_sum_gradients(
+      grads_and_vars)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("Adadelta", {"epsilon": None}), ("Adadelta", {"rho": 1.0}),
+    ("Adam", {"epsilon": None}), ("RMSprop", {"epsilon": 0}),
+    ("SGD", {"gradient_transformers": [_halved], "momentum": 0.5}),
+    ("Adam", {"gradient_aggregator": _summed,
+              "gradient_transformers": [_halved]})],
+    ids=["adadelta-epsilon-None", "adadelta-rho-1", "adam-epsilon-None",
+         "rmsprop-epsilon-0", "sgd-transformers", "adam-aggregator"])
+def test_legacy_arguments_native_accepts(name, kwargs):
+  """Arguments tf_keras's legacy classes take: an epsilon of None or 0
+  (`epsilon or backend.epsilon()`: 1e-7), Adadelta's rho = 1 (plain SGD),
+  OptimizerV2's `gradient_aggregator` and `gradient_transformers` (after
+  clipping, as OptimizerV2 orders them)."""
+  results = []
+  for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
+    variable = tf.Variable(np.linspace(-1.0, 1.0, 5).astype("float32"))
+    optimizer = getattr(module, name)(learning_rate=0.5, **kwargs)
+    for scale in (1e-3, -2e-3, 3e-3):
+      optimizer.apply_gradients([(tf.constant(
+          np.linspace(1.0, -0.5, 5).astype("float32") * scale), variable)])
+    results.append(variable.numpy())
+  np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)
+  assert np.max(np.abs(results[1] - np.linspace(-1.0, 1.0, 5))) > 1e-4
+
+
+def test_legacy_clipping_and_gradient_transformers_refused_together():
+  for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
+    with pytest.raises(ValueError, match=re.escape(
+        "`clipvalue` cannot be set when `gradient_transformers` is set.")):
+      module.SGD(clipvalue=0.3, gradient_transformers=[_halved])
+
+
+def test_legacy_nadam_decay_is_its_schedule_decay():
+  """tf_keras's legacy Nadam keeps `schedule_decay` as its `decay`
+  hyperparameter: the attribute, the variable (assigned between steps, it
+  changes nothing: native's step reads the constructor's value), the config
+  key; its config loads into the bridged class; a LearningRateSchedule is
+  refused with native's words."""
+  results = []
+  for module in (tf_keras.optimizers.legacy, tf_bridge.legacy):
+    optimizer = module.Nadam(0.1, schedule_decay=0.2)
+    assert float(optimizer.decay) == pytest.approx(0.2)
+    config = optimizer.get_config()
+    variable = tf.Variable(np.linspace(-1.0, 1.0, 4).astype("float32"))
+
+    @tf.function
+    def step(optimizer=optimizer, variable=variable):
+      optimizer.apply_gradients([(variable * 1.0, variable)])
+
+    step()
+    # A step that read it would move by twice as much (mu(2) 0.89, not
+    # 0.46).
+    optimizer.decay = 50.0
+    assert float(optimizer.decay) == 50.0
+    step()
+    step()
+    results.append((config, variable.numpy()))
+    with pytest.raises(ValueError, match=re.escape(
+        "The Nadam optimizer does not support "
+        "tf.keras.optimizers.LearningRateSchedules as the learning rate")):
+      module.Nadam(tf_keras.optimizers.schedules.ExponentialDecay(0.1, 5, 0.5))
+  (native_config, native), (bridged_config, bridged) = results
+  assert bridged_config == native_config
+  np.testing.assert_allclose(bridged, native, rtol=RTOL, atol=ATOL)
+  loaded = tf_bridge.legacy.Nadam.from_config(native_config)
+  assert loaded.get_config() == native_config
+
+
+def test_legacy_nadam_port_takes_decay_as_schedule_decay():
+  """DESIGN.md: legacy Nadam takes `decay` as its momentum-cache schedule
+  decay, in the port too (never a learning-rate decay)."""
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+
+  def run(**kwargs):
+    transform = jaxopt_port.legacy.nadam(0.1, **kwargs)
+    params = jnp.linspace(-1.0, 1.0, 4)
+    state = transform.init(params)
+    for _ in range(3):
+      updates, state = transform.update(params, state, params)
+      params = params + updates
+    return np.asarray(params)
+
+  np.testing.assert_array_equal(run(decay=5.0), run(schedule_decay=5.0))
+  assert np.max(np.abs(run(decay=5.0) - run())) > 1e-3
+
+
+def test_muon_methods_are_natives():
+  """Keras 3 Muon's public methods beyond Optimizer's, eager and in a
+  tf.function, equal to native's (with non-default hyperparameters)."""
+  x = tf.constant(np.random.RandomState(2).randn(5, 3).astype("float32"))
+  batch = tf.constant(np.random.RandomState(3).randn(2, 3, 4)
+                      .astype("float32"))
+  results = []
+  for module in (keras.optimizers, tf_bridge):
+    optimizer = module.Muon(rms_rate=0.3, muon_a=3.0, muon_b=-4.0,
+                            muon_c=1.9)
+    unscaled = module.Muon(rms_rate=None)
+
+    @tf.function
+    def traced(x, optimizer=optimizer):
+      return optimizer.zeropower_via_newtonschulz5(x, 3)
+
+    results.append([np.asarray(value) for value in (
+        optimizer.lr_adjust(x), unscaled.lr_adjust(x),
+        optimizer.transpose_last_axis(batch),
+        optimizer.zeropower_via_newtonschulz5(x, 5),
+        optimizer.zeropower_via_newtonschulz5(batch, 2), traced(x))])
+    with pytest.raises(ValueError, match=re.escape(
+        "Expected gradient or momentum to have at least 2 dimensions. "
+        "Received: shape=(3,)")):
+      optimizer.zeropower_via_newtonschulz5(tf.ones(3), 5)
+  native, bridged = results
+  for got, want in zip(bridged, native):
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(native[0], native[1] * np.sqrt(5) * 0.3,
+                             rtol=1e-6)
+
+
+@pytest.mark.parametrize("declaration", _layout_cases(),
+                         ids=lambda d: d.name)
+def test_configs_are_natives(declaration):
+  """`get_config()` equal to native's, and native's config loads into the
+  bridged class (which then gives the same config)."""
+  keras3 = declaration.generation == "keras"
+  bridged_class = getattr(tf_bridge if keras3 else tf_bridge.legacy,
+                          declaration.class_name)
+  native = declaration.make_native().get_config()
+  native["name"] = "mine"
+  bridged = bridged_class(**{**declaration.required, "name": "mine"})
+  assert bridged.get_config() == native
+  assert bridged_class.from_config(native).get_config() == native
+
+
+def _empty_as_none(value):
+  # "No patterns": Keras's None, the port's ().
+  return None if isinstance(value, (tuple, list)) and not value else value
+
+
+@pytest.mark.parametrize("declaration", [
+    d for d in _layout_cases() if d.generation == "keras"],
+                         ids=lambda d: d.name)
+def test_keras_constructor_signatures_are_natives(declaration):
+  """Keras 3's classes: the same parameters in the same order with the
+  same defaults (Muon takes its own after `name`), plus `skip_nonfinite`;
+  a positional call binds as native's does."""
+  def parameters(cls):
+    return [(p.name, _empty_as_none(p.default))
+            for p in inspect.signature(cls).parameters.values()
+            if p.kind != p.VAR_KEYWORD]
+
+  bridged_class = getattr(tf_bridge, declaration.class_name)
+  assert parameters(bridged_class) == parameters(
+      declaration.native_class()) + [("skip_nonfinite", False)]
+  if declaration.class_name == "Muon":  # Its 7th positional is clipnorm.
+    arguments = [0.01, 0.8, 0.99, 0.0, 1e-6, 0.0, 0.5]
+    native = declaration.native_class()(*arguments)
+    bridged = bridged_class(*arguments)
+    assert (bridged.clipnorm, bridged.adam_beta_1) == (native.clipnorm, 0.8)

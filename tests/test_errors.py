@@ -109,12 +109,12 @@ def test_invalid_hyperparameters_raise_at_construction(make, message):
 
 def test_legacy_nadam_refuses_what_tf_keras_would_ignore_or_refuse():
   with pytest.raises(ValueError, match=re.escape(
-      "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
-      "tf_keras overwrites `decay` with it, ignoring yours; pass "
-      "schedule_decay instead. Received: decay=0.1")):
-    jaxopt_port.legacy.nadam(decay=0.1)
-  with pytest.raises(ValueError, match="does not support learning-rate "
-                     "schedules"):
+      "Legacy Nadam's `decay` is its schedule_decay (tf_keras's name for "
+      "it); pass one of them. Received: decay=0.1, schedule_decay=0.2")):
+    jaxopt_port.legacy.nadam(decay=0.1, schedule_decay=0.2)
+  with pytest.raises(ValueError, match=re.escape(
+      "The Nadam optimizer does not support "
+      "tf.keras.optimizers.LearningRateSchedules as the learning rate")):
     jaxopt_port.legacy.nadam(learning_rate=jaxopt_port.schedules
                              .ExponentialDecay(0.1, 10, 0.5))
 

@@ -35,11 +35,21 @@ def test_jax_backend_does_not_import_tensorflow(reports):
 
 
 @pytest.mark.parametrize("name", ["Adam", "RMSprop", "AdamW"])
-def test_jax_backend_equals_tensorflow_backend(reports, name):
+def test_jax_backend_fit_equals_native_and_tensorflow_backend(reports, name):
+  """`model.fit` on Keras's JAX backend: the bridged class ends where the
+  native class on the same backend ends, and where the bridge on the
+  TensorFlow backend ends."""
   jax_report, tf_report = reports
-  for got, want in zip(jax_report["weights"][name], tf_report["weights"][name]):
-    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5,
+  moved = 0.0
+  for got, native, on_tensorflow, start in zip(
+      jax_report["weights"][name], jax_report["native_weights"][name],
+      tf_report["weights"][name], jax_report["initial_weights"]):
+    np.testing.assert_allclose(np.array(got), np.array(native), rtol=1e-5,
                                atol=1e-6)
+    np.testing.assert_allclose(np.array(got), np.array(on_tensorflow),
+                               rtol=1e-5, atol=1e-6)
+    moved = max(moved, np.max(np.abs(np.array(native) - np.array(start))))
+  assert moved > 1e-2
 
 
 @pytest.mark.parametrize("name,lazy", [("SGD", True), ("Adagrad", True),
@@ -53,3 +63,18 @@ def test_jax_backend_row_sparse_gradients(reports, name, lazy):
   assert (result["sparse_steps"] > 0) == lazy
   assert result["moved"] > 0.1
   assert result["eager"] < 1e-6 and result["jitted"] < 1e-6
+
+
+def _keras_classes():
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  return [d.class_name for d in catalog.CATALOG
+          if d.generation == catalog.KERAS and d.has_native]
+
+
+@pytest.mark.parametrize("name", _keras_classes())
+def test_jax_backend_stateless_apply_equals_native(reports, name):
+  """Every Keras 3 class in a jitted `stateless_apply` loop on Keras's JAX
+  backend ends where native Keras on JAX ends."""
+  result = reports[0]["stateless"][name]
+  assert result["moved"] > 1e-2
+  assert result["difference"] < 1e-5 * max(1.0, result["moved"])

@@ -89,7 +89,8 @@ def legacy_class_signature(factory: Callable[..., Any], class_name: str,
   """An OptimizerV2 class's constructor signature, as `inspect.signature`
   and `help()` show it: the factory's arguments in order, then `name` (also
   positional, as OptimizerV2's classes take it), then keyword-only the
-  factory's own and OptimizerV2's base arguments and `skip_nonfinite`."""
+  factory's own and OptimizerV2's base arguments (its gradient aggregator
+  and transformers too) and `skip_nonfinite`."""
   keyword = inspect.Parameter.KEYWORD_ONLY
   parameters = list(inspect.signature(factory).parameters.values())
   positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
@@ -102,7 +103,10 @@ def legacy_class_signature(factory: Callable[..., Any], class_name: str,
       + keyword_only
       + [inspect.Parameter(argument, keyword, default=None)
          for argument in host_arguments if argument not in taken]
-      + [inspect.Parameter("skip_nonfinite", keyword, default=False)])
+      + [inspect.Parameter(argument, keyword, default=default)
+         for argument, default in (("gradient_aggregator", None),
+                                   ("gradient_transformers", None),
+                                   ("skip_nonfinite", False))])
 
 
 def bind_positional(class_name: str, names: Sequence[str], args: tuple,
@@ -158,9 +162,10 @@ def serialized_arguments(arguments: dict[str, Any],
     if is_bridged(value):
       return {"class_name": f"{type(value).__module__}>{type(value).__name__}",
               "config": value.get_config()}
-    if _is_runtime(factory, name, value) and not _is_schedule(value):
+    if _is_runtime(factory, name, value) and not is_schedule(value):
       return float(_stand_in(value))
-    return value
+    # As JSON keeps it (Keras's own configs hold lists).
+    return list(value) if isinstance(value, tuple) else value
 
   return {k: serialized(k, v) for k, v in arguments.items()}
 
@@ -182,10 +187,15 @@ def deserialized_arguments(arguments: dict[str, Any],
                            registered: Callable[[str], Any]) -> dict[str, Any]:
   """The reverse: an inner optimizer's config becomes the optimizer again,
   its class found by name in Keras's registry (`registered`) among the
-  bridge's classes, never by evaluating anything."""
+  bridge's classes, never by evaluating anything; a numpy scalar (what
+  OptimizerV2's configs hold for hyperparameter variables) becomes the
+  Python number it holds, so it decides the state as that number would
+  (SGD's momentum of 0 keeps no slot)."""
   resolved = {}
   for key, value in arguments.items():
-    if isinstance(value, dict) and "class_name" in value:
+    if isinstance(value, np.generic):
+      value = value.item()
+    elif isinstance(value, dict) and "class_name" in value:
       optimizer_class = registered(value["class_name"])
       if getattr(optimizer_class, "_fused_class", False) is not True:
         raise ValueError(
@@ -232,9 +242,14 @@ def declared_classes(keras_optimizer: Callable[..., type],
   for d in declarations:
     options = {} if d.slots_by_variable is None else {
         "slots_by_variable": d.slots_by_variable}
+    if d.methods:
+      options["mixins"] = d.methods
+    if d.bridge_path == module and d.native_positional():
+      options["positional"] = d.native_positional()
     hyperparameters = d.optimizer_v2_hyperparameters()
     if hyperparameters:
       options["hyperparameters"] = hyperparameters
+      options["unread_hyperparameters"] = d.unread_hyperparameters
     classes[d.class_name] = keras_optimizer(
         d.port, name=d.class_name, module=module, native_names=d.native_names,
         **options)
@@ -298,7 +313,7 @@ def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
   return fallback if parameter is None else parameter.default
 
 
-def _is_schedule(value: Any) -> bool:
+def is_schedule(value: Any) -> bool:
   """A Keras 3 or tf_keras `LearningRateSchedule` (without importing
   either)."""
   return any(base.__name__ == "LearningRateSchedule"
@@ -326,7 +341,7 @@ def runtime_value(value: Any, iterations: Any) -> Any:
   """A runtime hyperparameter's current value, in TensorFlow: a schedule
   of Keras's `iterations` (TF Addons' weight decay schedules), a callable's
   result, a tensor's or variable's value."""
-  if _is_schedule(value):
+  if is_schedule(value):
     return value(iterations)
   if callable(value) and not hasattr(value, "read_value"):
     return value()
@@ -487,7 +502,8 @@ class FusedTransform:
       # The host applies weight decay, also an update step's own rates
       # (see `weight_decay_rates`).
       return factory.wrap_update_step(
-          self._update_step(arguments)._replace(weight_decay_rates=None),
+          self._update_step({**arguments, **rate})._replace(
+              weight_decay_rates=None),
           learning_rate)
     # A wrapper's inner bridged optimizer (TFA's Lookahead(optimizer)) runs
     # as its transform, fed the same learning rate.
@@ -510,7 +526,8 @@ class FusedTransform:
 
   def _update_step(self, arguments: dict[str, Any]):
     """The bare algorithm's `UpdateStep` (for a port of the host's
-    generation)."""
+    generation); `learning_rate` reaches it only if it takes one (legacy
+    Nadam, to refuse schedules)."""
     make = self._factory.make_update_step
     parameters = inspect.signature(make).parameters
     return make(**{k: v for k, v in arguments.items() if k in parameters})
@@ -559,10 +576,15 @@ class FusedTransform:
       count = seen.get((name, role), 0)
       seen[(name, role)] = count + 1
       leaf = np.asarray(leaf)
+      if role is not None:
+        leaf = _as_native_slot(leaf, self._param_specs[keys[role]])
       derived = (name, count, role, leaf.shape) == ("iterations", 0, None, ())
       leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
                               leaf, from_params, derived))
     self._treedef = treedef
+    self._computed_dtypes = [np.asarray(leaf).dtype
+                             for leaf in jax.tree.leaves(state)]
+    self._kept_dtypes = [leaf.value.dtype for leaf in leaves]
     self._roles = [leaf.slot_of for leaf in leaves]
     self._leaf_names = [leaf.name for leaf in leaves]
     self._derived = [leaf.derived for leaf in leaves]
@@ -573,10 +595,12 @@ class FusedTransform:
   def _full_leaves(self, stored: Sequence[Any], iterations: Any) -> list[Any]:
     """The state's leaves from the stored ones and Keras's `iterations` (the
     transform's count; less the skipped steps under `skip_nonfinite`, which
-    Keras counts and the transform does not)."""
+    Keras counts and the transform does not), in the transform's dtypes."""
     stored = iter(stored)
-    leaves = [jnp.asarray(self._empty[index]) if index in self._empty
-              else None if derived else next(stored)
+    leaves = [jnp.asarray(self._empty[index], self._computed_dtypes[index])
+              if index in self._empty
+              else None if derived
+              else next(stored).astype(self._computed_dtypes[index])
               for index, derived in enumerate(self._derived)]
     for index, derived in enumerate(self._derived):
       if derived:
@@ -587,8 +611,9 @@ class FusedTransform:
     return leaves
 
   def _stored_leaves(self, leaves: Sequence[Any]) -> list[Any]:
-    return [leaf for index, (leaf, derived) in enumerate(zip(leaves,
-                                                             self._derived))
+    """The leaves Keras keeps, in the dtypes it keeps them in."""
+    return [leaf.astype(self._kept_dtypes[index])
+            for index, (leaf, derived) in enumerate(zip(leaves, self._derived))
             if not derived and index not in self._empty]
 
   def initial_values_from(self, params: Sequence[Any], tensorflow: bool = True
@@ -604,7 +629,7 @@ class FusedTransform:
 
     def initial_values(params):
       leaves = jax.tree.leaves(transform.init(dict(zip(keys, params))))
-      return [leaves[i] for i in wanted]
+      return [leaves[i].astype(self._kept_dtypes[i]) for i in wanted]
 
     with self.precision():
       if not tensorflow:
@@ -1027,6 +1052,17 @@ def creation_order(leaves: Sequence[StateLeaf], slots_by_variable: bool,
 def _numpy_dtype(dtype: Any) -> np.dtype:
   """A numpy dtype from a TensorFlow, Keras (string) or numpy one."""
   return np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+
+
+def _as_native_slot(leaf: np.ndarray, param: Any) -> np.ndarray:
+  """A state leaf as Keras keeps it: the float32 moment of a float16 or
+  bfloat16 variable is a slot of the variable's dtype, as native's (the
+  transform still computes it in float32, rounded where native rounds)."""
+  low = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+  if (leaf.shape == tuple(param.shape) and param.dtype in low
+      and leaf.dtype == np.float32):
+    return leaf.astype(param.dtype)
+  return leaf
 
 
 def _depends_on_params(init: Callable[[Any], Any], specs: Any) -> list[bool]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jaxopt_port
 import numpy as np
@@ -48,7 +48,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str = "tf_bridge",
                     mixins: tuple[type, ...] = (),
                     slots_by_variable: bool = True,
-                    native_names: dict[str, str] | None = None) -> type:
+                    native_names: dict[str, str] | None = None,
+                    positional: Sequence[str] = ()) -> type:
   """A Keras 3 optimizer class running `factory`'s transform.
 
   The class's constructor takes `learning_rate` (a float, a
@@ -79,6 +80,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     native_names: The native class's names for arguments named otherwise
       here (`{"weight_decay_rate": "weight_decay"}`), taken by the
       constructor too.
+    positional: The arguments the constructor takes positionally, in order;
+      by default the factory's, then Keras's base arguments, then `name`
+      (a catalog declaration reads its native class's order).
 
   A sparse gradient (`tf.IndexedSlices`) reaches the transform as a
   `jaxopt_port.RowSparse` if the transform takes those
@@ -104,7 +108,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       if argument in factory_parameters
       and factory_parameters[argument].default is not inspect.Parameter.empty}
   default_rate = _fused.learning_rate_default(factory, 0.001)
-  positional = _keras_positional(factory, host_arguments)
+  positional = list(positional) or _keras_positional(factory,
+                                                     host_arguments)
 
   class BridgedOptimizer(*mixins, keras.optimizers.Optimizer):
     """Set per class below."""
@@ -317,7 +322,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       "in one XLA call per step (see `tf_bridge.keras_optimizer`).\n\n"
       + (inspect.getdoc(factory) or ""))
   BridgedOptimizer.__init__.__signature__ = _constructor_signature(
-      factory, default_rate, own_defaults, base_defaults, host_arguments)
+      factory, default_rate, own_defaults, base_defaults, host_arguments,
+      positional)
   return keras.saving.register_keras_serializable(
       package=module, name=class_name)(BridgedOptimizer)
 
@@ -346,13 +352,11 @@ def _keras_positional(factory, host_arguments) -> list[str]:
   return own + [a for a in host_arguments if a not in own] + ["name"]
 
 
-def _constructor_signature(factory, rate, own, base_defaults, host_arguments
-                           ) -> inspect.Signature:
-  """(self, learning_rate, <factory's positional>, <Keras base>, name, *,
-  <rest>, skip_nonfinite): what the constructor accepts, for `help()` and
-  IDEs."""
+def _constructor_signature(factory, rate, own, base_defaults, host_arguments,
+                           positional) -> inspect.Signature:
+  """(self, <positional>, *, <rest>, skip_nonfinite): what the constructor
+  accepts, for `help()` and IDEs."""
   import keras  # pylint: disable=import-outside-toplevel
-  positional = _keras_positional(factory, host_arguments)
   base_signature = inspect.signature(
       keras.src.optimizers.base_optimizer.BaseOptimizer.__init__).parameters
   base = {name: base_defaults.get(name, base_signature[name].default)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from typing import Any, Callable
 
 import jaxopt_port
 from jaxopt_port import legacy
+from tf_bridge import _native_methods
 
 KERAS = "keras"
 LEGACY = "legacy"
@@ -47,6 +49,12 @@ class Declaration:
   # `weight_decay_rate`): the bridged class takes them too, as constructor
   # keywords, attributes and in `_get_hyper`/`_set_hyper`.
   native_names: dict[str, str] = dataclasses.field(default_factory=dict)
+  # OptimizerV2 hyperparameters the native step does not read (it reads the
+  # constructor's value): checkpointed, never fed to the step.
+  unread_hyperparameters: tuple[str, ...] = ()
+  # Public methods of the native class beyond Keras's `Optimizer`, as
+  # classes the bridged class also derives from (`_native_methods`).
+  methods: tuple[type, ...] = ()
 
   @property
   def name(self) -> str:
@@ -91,11 +99,24 @@ class Declaration:
   def optimizer_v2_hyperparameters(self) -> tuple[str, ...]:
     """The algorithm's hyperparameters that its native OptimizerV2 class
     keeps as OptimizerV2 hyperparameters (`_hyper`: variables once built,
-    checkpointed), read from a native instance; () without one."""
+    checkpointed), by their native names, read from a native instance; ()
+    without one. OptimizerV2's own `decay` is left to OptimizerV2 unless
+    the algorithm takes it (legacy Nadam's schedule decay)."""
     if self.generation != LEGACY or not self.has_native:
       return ()
-    return tuple(sorted(set(self.make_native()._hyper)  # pylint: disable=protected-access
-                        - {"learning_rate", "decay"}))
+    own = {"learning_rate"} | ({"decay"} - set(self.native_names))
+    return tuple(sorted(set(self.make_native()._hyper) - own))  # pylint: disable=protected-access
+
+  def native_positional(self) -> tuple[str, ...]:
+    """The arguments a Keras 3 native class takes positionally, in its
+    order (Muon's own follow Keras's base arguments and `name`), read from
+    the installed class; () for the other generations, whose bridged
+    classes follow the port's order."""
+    if self.generation != KERAS or not self.has_native:
+      return ()
+    parameters = inspect.signature(self.native_class()).parameters.values()
+    return tuple(p.name for p in parameters
+                 if p.kind == p.POSITIONAL_OR_KEYWORD)
 
   @property
   def port_path(self) -> str:
@@ -150,7 +171,7 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.ftrl, "Ftrl"),
     keras(jaxopt_port.lamb, "Lamb"),
     keras(jaxopt_port.adafactor, "Adafactor"),
-    keras(jaxopt_port.muon, "Muon"),
+    keras(jaxopt_port.muon, "Muon", methods=(_native_methods.MuonMethods,)),
     keras(jaxopt_port.schedule_free_adamw, "ScheduleFreeAdamW",
           native_backend="jax"),
     keras(jaxopt_port.vanilla_sgd, "VanillaSGD", has_native=False),
@@ -163,7 +184,11 @@ CATALOG: tuple[Declaration, ...] = (
     keras_legacy(legacy.rmsprop, "RMSprop"),
     keras_legacy(legacy.adamax, "Adamax"),
     keras_legacy(legacy.adadelta, "Adadelta"),
-    keras_legacy(legacy.nadam, "Nadam"),
+    # tf_keras keeps the schedule decay as its `decay` hyperparameter, and
+    # its step reads the constructor's value.
+    keras_legacy(legacy.nadam, "Nadam",
+                 native_names={"decay": "schedule_decay"},
+                 unread_hyperparameters=("decay",)),
     keras_legacy(legacy.ftrl, "Ftrl", slots_by_variable=True),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),

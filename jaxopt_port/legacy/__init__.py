@@ -28,7 +28,10 @@ __all__ = [
 
 
 def _nonzero_epsilon(epsilon: Any) -> Any:
-  """Legacy optimizers read `epsilon or backend.epsilon()`: 0 means 1e-7."""
+  """Legacy optimizers read `epsilon or backend.epsilon()`: 0 and None mean
+  1e-7."""
+  if epsilon is None:
+    return 1e-7
   if _checks.concrete_number(epsilon) is not None:
     return epsilon or 1e-7
   return jnp.where(epsilon == 0, 1e-7, epsilon)  # Injected, traced.
@@ -59,7 +62,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
          amsgrad: bool = False) -> UpdateStep:
   """Adam, as `tf_keras.optimizers.legacy.Adam` (the formula of `jaxopt_port.adam`).
 
-  Slots `m`, `v` and, with amsgrad, `vhat`. An epsilon of 0 means 1e-7.
+  Slots `m`, `v` and, with amsgrad, `vhat`. An epsilon of 0 or None means 1e-7.
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
@@ -83,7 +86,7 @@ def adagrad(initial_accumulator_value: float = 0.1,
     a = a + g**2
     p = p - learning_rate * g / (sqrt(a) + epsilon)
 
-  (Keras 3 puts epsilon inside the root.) An epsilon of 0 means 1e-7.
+  (Keras 3 puts epsilon inside the root.) An epsilon of 0 or None means 1e-7.
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
@@ -109,7 +112,7 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
   `mom = momentum * mom + lr * g / sqrt(rms + epsilon)` and `p = p - mom`
   (epsilon moves inside the root: the fused TensorFlow kernels compute it so).
   Centered, `rms - mg**2` replaces `rms`. Slots `rms`, `momentum`, `mg`.
-  An epsilon of 0 means 1e-7.
+  An epsilon of 0 or None means 1e-7.
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
@@ -136,7 +139,7 @@ def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
   """Adamax, as `tf_keras.optimizers.legacy.Adamax` (ResourceApplyAdaMax):
   the formula of `jaxopt_port.adamax`, slots `m` and `v`. On sparse gradients
   the native optimizer updates only the touched rows (the bridge too).
-  An epsilon of 0 means 1e-7.
+  An epsilon of 0 or None means 1e-7.
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
@@ -158,11 +161,11 @@ class AdadeltaSlots(NamedTuple):
 def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
   """Adadelta, as `tf_keras.optimizers.legacy.Adadelta` (ResourceApplyAdadelta):
   the formula of `jaxopt_port.adadelta`, slots `accum_grad` and `accum_var`.
-  An epsilon of 0 means 1e-7.
+  An epsilon of 0 or None means 1e-7.
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
-    rho: In [0, 1).
+    rho: In [0, 1] (1: plain SGD).
     epsilon: >= 0.
   """
   _adadelta.check_adadelta_arguments(rho, epsilon)
@@ -171,34 +174,46 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
                                         complement=one_minus_in_dtype)
 
 
-@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="params")
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="params",
+                            owns=("decay",))
 def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
           beta_2: float = 0.999, epsilon: float = 1e-7,
-          schedule_decay: float = 0.004, decay: float = 0.0) -> UpdateStep:
+          schedule_decay: float = 0.004, decay: float | None = None
+          ) -> UpdateStep:
   """Nadam, as `tf_keras.optimizers.legacy.Nadam`: Dozat's momentum schedule
   `mu(t) = beta_1 * (1 - 0.5 * 0.96**(schedule_decay * t))` and no
   learning-rate decay. Slots `m`, `v` and the shared `momentum_cache`. On
   sparse gradients the native optimizer moves only the touched rows of the
   variable (its slots decay everywhere); the bridge does the same.
 
-  tf_keras reads its schedule decay from `schedule_decay` and overwrites
-  `decay` with it, so a `decay` would be silently ignored: it is refused here.
+  tf_keras keeps the schedule decay as its `decay` hyperparameter (and
+  config key), so `decay` here is the schedule decay too, never a
+  learning-rate decay. (Its constructor ignores a `decay` argument, which
+  loses a saved schedule decay when a config is loaded; here it is used.)
   Like tf_keras, a learning-rate schedule is refused.
 
   Args:
     learning_rate: A float. Defaults to 0.001.
     beta_1, beta_2: In [0, 1).
-    epsilon: >= 0 (0 means 1e-7).
+    epsilon: >= 0 (0 or None means 1e-7).
     schedule_decay: The momentum schedule's decay, >= 0.
+    decay: tf_keras's name of `schedule_decay`: when set, it is the
+      schedule decay (refused if `schedule_decay` is set to another value).
   """
   if callable(learning_rate):
-    raise ValueError("The Nadam optimizer does not support learning-rate "
-                     "schedules as the learning rate.")
-  if _checks.concrete_number(decay):  # (Injected, it is traced.)
     raise ValueError(
-        "Legacy Nadam uses `schedule_decay` for its momentum schedule and "
-        "tf_keras overwrites `decay` with it, ignoring yours; pass "
-        f"schedule_decay instead. Received: decay={decay!r}")
+        "The Nadam optimizer does not support "
+        "tf.keras.optimizers.LearningRateSchedules as the learning rate "
+        "(nor any schedule).")
+  if decay is not None:
+    given, named = (_checks.concrete_number(schedule_decay),
+                    _checks.concrete_number(decay))
+    if given not in (None, 0.004, named) and named is not None:
+      raise ValueError(
+          "Legacy Nadam's `decay` is its schedule_decay (tf_keras's name "
+          "for it); pass one of them. Received: "
+          f"decay={decay!r}, schedule_decay={schedule_decay!r}")
+    schedule_decay = decay
   _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   _checks.check_range("schedule_decay", schedule_decay, 0.0)
   return _nadam.legacy_nadam_update_step(

@@ -245,7 +245,7 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-8) -> UpdateStep:
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
-    rho: In [0, 1).
+    rho: In [0, 1] (1: plain SGD).
     epsilon: >= 0.
   """
   _adadelta.check_adadelta_arguments(rho, epsilon)

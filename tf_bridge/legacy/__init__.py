@@ -16,6 +16,7 @@ import inspect
 from typing import Any, Callable
 
 import jaxopt_port
+import optax
 
 from tf_bridge import _fused, catalog
 from tf_bridge._keras3 import camel_case
@@ -27,13 +28,16 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     mixins: tuple[type, ...] = (),
                     slots_by_variable: bool = False,
                     native_names: dict[str, str] | None = None,
-                    hyperparameters: tuple[str, ...] = ()) -> type:
+                    hyperparameters: tuple[str, ...] = (),
+                    unread_hyperparameters: tuple[str, ...] = ()) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
   default is the factory's), the factory's other keyword arguments, and
   OptimizerV2's `name`, `lr`, `decay`, `clipnorm`, `clipvalue` and
-  `global_clipnorm`, and `skip_nonfinite` (as in `tf_bridge.keras_optimizer`;
+  `global_clipnorm`, `gradient_aggregator` and `gradient_transformers`
+  (applied by OptimizerV2's `apply_gradients`, before the fused step), and
+  `skip_nonfinite` (as in `tf_bridge.keras_optimizer`;
   `iterations` still counts the step). Slots are created with `add_slot`, so
   `get_slot(var, "m")` works; the class is registered with tf_keras (package
   `tf_bridge`). Sparse gradients: as in `tf_bridge.keras_optimizer`.
@@ -53,6 +57,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       hyperparameters (`_hyper`): variables once built, checkpointed under
       their names, fed to each step (a catalog declaration reads them from
       its native class).
+    unread_hyperparameters: Those of `hyperparameters` native's step does
+      not read (it keeps the constructor's value: legacy Nadam's `decay`):
+      variables and checkpointed, not fed.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -65,13 +72,16 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   # As OptimizerV2's classes: `name` follows the algorithm's arguments.
   positional = _fused.positional_names(factory) + ["name"]
   renamed = native_names or {}
+  # The port's name of each native OptimizerV2 hyperparameter.
+  hyper_names = {renamed.get(h, h): h for h in hyperparameters}
 
   class BridgedOptimizer(*mixins, tf_keras.optimizers.legacy.Optimizer):
     """Set per class below."""
     _fused_class = True  # A bridged class (checked when deserializing).
     port = staticmethod(factory)  # The transform factory it runs.
 
-    def __init__(self, *args, skip_nonfinite=False, **kwargs):
+    def __init__(self, *args, skip_nonfinite=False, gradient_aggregator=None,
+                 gradient_transformers=None, **kwargs):
       kwargs = _fused.deserialized_arguments(
           _fused.with_argument_names(
               class_name,
@@ -90,9 +100,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
           "learning_rate", _learning_rate_of(inner[0]) if inner
           else default_rate)
       base = {k: kwargs.pop(k) for k in host_arguments if k in kwargs}
-      super().__init__(name, **base)
+      super().__init__(name, gradient_aggregator=gradient_aggregator,
+                       gradient_transformers=gradient_transformers, **base)
       self._set_hyper("learning_rate", base.get("lr", learning_rate))
-      self._set_hyper("decay", self._initial_decay)
+      if "decay" in host_arguments:  # Not TF1 RMSProp's own `decay`.
+        self._set_hyper("decay", self._initial_decay)
       self._arguments = {**own_defaults, **kwargs}
       self._skip_nonfinite = bool(skip_nonfinite)
       self._fused = _fused.FusedTransform(factory, {**self._arguments, **base},
@@ -100,22 +112,34 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                                           jaxopt_port.legacy_transform,
                                           self._skip_nonfinite)
       rate = base.get("lr", learning_rate)
-      # Bad arguments fail here.
-      self._fused.transform(rate if isinstance(rate, float) else 0.001)
+      # Bad arguments fail here (a schedule as the port's schedules would).
+      self._fused.transform(
+          rate if isinstance(rate, float)
+          else optax.constant_schedule(0.001) if _fused.is_schedule(rate)
+          else 0.001)
       # Native's OptimizerV2 hyperparameters are OptimizerV2's here too
       # (variables once built, checkpointed, assigned by `optimizer.beta_1 =
       # 0.5`), read by the step each time it runs unless their value decided
       # the state (SGD's momentum of 0: native then ignores it too).
-      for hyper in hyperparameters:
-        if hyper in self._arguments:
-          self._fused.feed(hyper, functools.partial(self._get_hyper, hyper))
-          super()._set_hyper(hyper, self._arguments[hyper])
+      for own, hyper in hyper_names.items():
+        if own in self._arguments:
+          if hyper not in unread_hyperparameters:
+            self._fused.feed(own, functools.partial(self._get_hyper, hyper))
+          super()._set_hyper(hyper, self._arguments[own])
       self._variables_built_for = None
       self._state_variables, self._state_identities = [], []
+
+    def _native_hyper(self, name):
+      """The OptimizerV2 hyperparameter `name` (either name) stands for,
+      once it is one; else None."""
+      hyper = hyper_names.get(renamed.get(name, name), name)
+      return hyper if hyper in self.__dict__.get("_hyper", {}) else None
 
     def __getattr__(self, name):
       # After OptimizerV2's own lookup (attributes, then `_hyper`).
       arguments = self.__dict__.get("_arguments", {})
+      if self._native_hyper(name):
+        return self._get_hyper(name)
       if renamed.get(name, name) in arguments:
         return arguments[renamed.get(name, name)]
       raise AttributeError(
@@ -123,9 +147,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __setattr__(self, name, value):
       arguments = self.__dict__.get("_arguments")
+      if self._native_hyper(name):
+        super()._set_hyper(self._native_hyper(name), value)
+        return
       name = renamed.get(name, name)
       if (arguments is not None and name in arguments
-          and name not in self.__dict__.get("_hyper", {})
           and not _fused.is_bridged(value)):
         self._fused.set_argument(name, value)
         arguments[name] = value
@@ -133,8 +159,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().__setattr__(name, value)
 
     def _get_hyper(self, name, dtype=None):
+      if self._native_hyper(name):
+        return super()._get_hyper(self._native_hyper(name), dtype)
       name = renamed.get(name, name)
-      if name in self._hyper or name not in self._arguments:
+      if name not in self._arguments:
         return super()._get_hyper(name, dtype)
       value = self._arguments[name]
       if name in self._fused.runtime_names:  # As OptimizerV2's: evaluated.
@@ -142,12 +170,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       return value if dtype is None else tf.cast(value, dtype)
 
     def _set_hyper(self, name, value):
-      name = renamed.get(name, name)
-      if (name in self.__dict__.get("_arguments", {})
-          and name not in self._hyper):
+      if (not self._native_hyper(name)
+          and renamed.get(name, name) in self.__dict__.get("_arguments", {})):
         setattr(self, name, value)
       else:
-        super()._set_hyper(name, value)
+        super()._set_hyper(self._native_hyper(name) or name, value)
 
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
       grads_and_vars = list(grads_and_vars)
@@ -241,7 +268,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       config.update({
           "learning_rate": self._serialize_hyperparameter("learning_rate"),
           "decay": self._initial_decay,
-          **_fused.serialized_arguments(self._arguments, factory),
+          **_fused.serialized_arguments(
+              {k: v for k, v in self._arguments.items()
+               if hyper_names.get(k) not in self._hyper}, factory),
           **{hyper: self._serialize_hyperparameter(hyper)
              for hyper in hyperparameters if hyper in self._hyper}})
       if self._skip_nonfinite:

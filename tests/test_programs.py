@@ -1,0 +1,199 @@
+"""The ordinary ways of writing a training program, each run with every native
+Keras 3 and tf_keras legacy optimizer and with its bridged twin: the same
+final weights (issue #16's conformance programs). One test per class runs
+all its programs, so a class's traces are shared."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import keras
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+from tf_bridge import catalog
+
+RTOL, ATOL = 1e-4, 1e-6
+X = np.random.RandomState(0).rand(16, 4).astype("float32")
+Y = np.random.RandomState(1).rand(16, 1).astype("float32")
+RATE = 0.05
+# Arguments where a class's defaults would hide a program's differences.
+ARGUMENTS = {"SGD": {"momentum": 0.9}, "Adadelta": {"learning_rate": 1.0}}
+
+
+def _cases(generation):
+  return [d for d in catalog.CATALOG if d.has_native
+          and d.generation == generation and d.native_backend == "tensorflow"]
+
+
+def _arguments(declaration, **extra):
+  return {**declaration.required, "learning_rate": RATE,
+          **ARGUMENTS.get(declaration.class_name, {}), **extra}
+
+
+def _weights():
+  """Fixed starting weights for Dense(3) then Dense(1) on 4 inputs."""
+  rng = np.random.default_rng(0)
+  return [rng.standard_normal(shape).astype("float32") * 0.5
+          for shape in ((4, 3), (3,), (3, 1), (1,))]
+
+
+def _programs(K, make_optimizer, legacy):
+  """name -> final weights, for each program written with Keras module `K`
+  (keras or tf_keras) and a fresh optimizer from `make_optimizer`."""
+  start = _weights()
+
+  def dense_layers():
+    return [K.layers.Dense(3, activation="tanh"), K.layers.Dense(1)]
+
+  def functional():
+    inputs = K.Input((4,))
+    first, second = dense_layers()
+    return K.Model(inputs, second(first(inputs)))
+
+  class Subclassed(K.Model):
+    def __init__(self):
+      super().__init__()
+      self.first, self.second = dense_layers()
+
+    def call(self, inputs):
+      return self.second(self.first(inputs))
+
+  class CustomStep(Subclassed):
+    def train_step(self, data):
+      inputs, targets = data
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(self(inputs, training=True)
+                                        - targets))
+      variables = self.trainable_variables
+      self.optimizer.apply_gradients(zip(tape.gradient(loss, variables),
+                                         variables))
+      return {"loss": loss}
+
+  def fitted(model):
+    model(X[:1])  # Built, so the starting weights can be set.
+    model.set_weights(start)
+    model.compile(make_optimizer(), "mse")
+    model.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    return model.get_weights()
+
+  def tape_loop(in_function, build_first):
+    variables = [tf.Variable(w) if legacy else keras.Variable(w)
+                 for w in start]
+    optimizer = make_optimizer()
+    if build_first:
+      if legacy:
+        optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+      else:
+        optimizer.build(variables)
+
+    def step(inputs, targets):
+      with tf.GradientTape() as tape:
+        hidden = tf.tanh(inputs @ variables[0] + variables[1])
+        loss = tf.reduce_mean(tf.square(hidden @ variables[2] + variables[3]
+                                        - targets))
+      gradients = tape.gradient(loss, variables)
+      optimizer.apply_gradients(zip(gradients, variables))
+
+    if in_function:
+      step = tf.function(step)
+    for epoch in range(2):
+      del epoch
+      for first in range(0, 16, 8):
+        step(tf.constant(X[first:first + 8]), tf.constant(Y[first:first + 8]))
+    return [np.asarray(v.numpy()) for v in variables]
+
+  return {"functional fit": fitted(functional()),
+          "subclassed fit": fitted(Subclassed()),
+          "custom train_step": fitted(CustomStep()),
+          "GradientTape eager": tape_loop(False, False),
+          "GradientTape in tf.function": tape_loop(True, False),
+          "build() first": tape_loop(True, True)}
+
+
+def _assert_programs_equal(bridged, native):
+  moved = 0.0
+  start = _weights()
+  for program, want in native.items():
+    got = bridged[program]
+    assert len(got) == len(want), program
+    for g, w, s in zip(got, want, start):
+      np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL,
+                                 err_msg=program)
+      moved = max(moved, float(np.max(np.abs(w - s))))
+  # The programs train, by more than 10 tolerances: a do-nothing step
+  # would fail.
+  assert moved > 10 * (ATOL + RTOL * 2.0)
+
+
+@pytest.mark.parametrize("declaration", _cases(catalog.KERAS),
+                         ids=lambda d: d.name)
+def test_keras_programs(declaration):
+  bridged_class = getattr(tf_bridge, declaration.class_name)
+  native = _programs(keras, lambda: declaration.native_class()(
+      **_arguments(declaration)), legacy=False)
+  bridged = _programs(keras, lambda: bridged_class(**_arguments(declaration)),
+                      legacy=False)
+  _assert_programs_equal(bridged, native)
+
+
+@pytest.mark.parametrize("declaration", _cases(catalog.LEGACY),
+                         ids=lambda d: d.name)
+def test_legacy_programs(declaration):
+  bridged_class = getattr(tf_bridge.legacy, declaration.class_name)
+  native = _programs(tf_keras, lambda: declaration.native_class()(
+      **_arguments(declaration)), legacy=True)
+  bridged = _programs(tf_keras, lambda: bridged_class(
+      **_arguments(declaration)), legacy=True)
+  _assert_programs_equal(bridged, native)
+
+
+@pytest.mark.parametrize("name", ["Adam", "SGD", "Lion"])
+def test_keras_finalize_variable_values_with_ema(name):
+  """`use_ema` with `finalize_variable_values` (what `fit` calls at its end)
+  overwrites the variables with their moving averages, as native."""
+  results = []
+  for module in (keras.optimizers, tf_bridge):
+    variables = [keras.Variable(w) for w in _weights()]
+    optimizer = getattr(module, name)(learning_rate=RATE, use_ema=True,
+                                      ema_momentum=0.5)
+    for step in range(4):
+      optimizer.apply_gradients(zip(
+          [tf.constant(np.full(v.shape, 0.3 * (step + 1), "float32"))
+           for v in variables], variables))
+    before = [v.numpy() for v in variables]
+    optimizer.finalize_variable_values(variables)
+    results.append((before, [v.numpy() for v in variables]))
+  (native_before, native), (bridged_before, bridged) = results
+  for got, want, unfinalized in zip(bridged, native, native_before):
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert np.max(np.abs(want - unfinalized)) > 1e-3
+  for got, want in zip(bridged_before, native_before):
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras", "legacy"])
+@pytest.mark.parametrize("indices", [
+    [3, 0, 2], np.array([3, 0, 2], "int32"), np.array([3, 0, 2], "int64")],
+                         ids=["list", "int32", "int64"])
+def test_indexed_slices_index_types(legacy, indices):
+  """tf.IndexedSlices with list, int32 and int64 indices, as native (Keras
+  3's TensorFlow backend treats duplicates otherwise: README, Known
+  differences)."""
+  natives = tf_keras.optimizers.legacy if legacy else keras.optimizers
+  bridges = tf_bridge.legacy if legacy else tf_bridge
+  make = tf.Variable if legacy else keras.Variable
+  results = []
+  for module in (natives, bridges):
+    variable = make(np.arange(8, dtype="float32").reshape(4, 2))
+    optimizer = module.Adagrad(0.5)
+    for scale in (1.0, -2.0):
+      optimizer.apply_gradients([(tf.IndexedSlices(
+          tf.constant(scale * np.ones((3, 2), "float32")),
+          tf.constant(indices) if not isinstance(indices, list)
+          else indices, tf.constant([4, 2])), variable)])
+    results.append(variable.numpy())
+  np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)
+  np.testing.assert_array_equal(results[1][1], [2, 3])
+  assert np.max(np.abs(results[1][[0, 2, 3]] - np.arange(8).reshape(4, 2)[
+      [0, 2, 3]])) > 1e-2

@@ -1,0 +1,48 @@
+"""Public methods a native class has beyond Keras's `Optimizer`, on its
+bridged twin (a catalog declaration's `methods`): the port's own functions,
+run in TensorFlow by jax2tf (directly on Keras's JAX backend)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from jaxopt_port import _muon
+
+
+def _run(function: Callable[[Any], Any], x: Any) -> Any:
+  """`function` (JAX) on `x`: a TensorFlow tensor or variable (eager or in
+  a graph), or a JAX array."""
+  import keras  # pylint: disable=import-outside-toplevel
+  if keras.backend.backend() != "tensorflow":
+    return function(x)
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
+  return jax2tf.convert(function, with_gradient=False)(tf.convert_to_tensor(x))
+
+
+class MuonMethods:
+  """Keras 3 Muon's `transpose_last_axis`, `lr_adjust` and
+  `zeropower_via_newtonschulz5`, with the hyperparameters the optimizer
+  holds."""
+
+  def transpose_last_axis(self, x: Any) -> Any:
+    """`x` with its last two axes swapped."""
+    return _run(_muon.transpose_last, x)
+
+  def lr_adjust(self, x: Any) -> Any:
+    """`x * sqrt(max(n, m)) * rms_rate` for an `(n, m)` matrix (Moonlight's
+    scaling, https://arxiv.org/abs/2502.16982); `x` if `rms_rate` is None."""
+    return _run(functools.partial(_muon.rms_scaled, rms_rate=self.rms_rate),
+                x)
+
+  def zeropower_via_newtonschulz5(self, x: Any, steps: int) -> Any:
+    """`steps` quintic Newton-Schulz iterations towards `U V^T` of `x`
+    (`muon_a`, `muon_b`, `muon_c`), on its last two axes."""
+    if len(x.shape) < 2:
+      raise ValueError(
+          "Expected gradient or momentum to have at least 2 dimensions. "
+          f"Received: shape={tuple(x.shape)}")
+    return _run(functools.partial(
+        _muon.orthogonalize, steps=steps, a=self.muon_a, b=self.muon_b,
+        c=self.muon_c), x)
