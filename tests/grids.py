@@ -15,6 +15,10 @@ FTRL = [{}, {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
         {"l2_shrinkage_regularization_strength": 0.1,
          "initial_accumulator_value": 0.5}]
 
+# An epsilon as large as the moments, at a rate where a change of it by
+# 1e-3 shows (tests/test_native_parity.py's mutants).
+EPSILON_BINDS = {"epsilon": 1.0, "learning_rate": 0.1}
+
 RMSPROP = [{}, {"centered": True}, {"momentum": 0.9},
            {"momentum": 0.9, "centered": True},
            {"rho": 0.5, "epsilon": 1e-3, "momentum": 0.5}]
@@ -28,10 +32,13 @@ OWN = {
     "adamw": [{}, {"weight_decay": 0.1, "amsgrad": True, "beta_2": 0.9},
               {"epsilon": 1e-3, "learning_rate": 0.01}],
     "adagrad": [{}, {"initial_accumulator_value": 0.0, "epsilon": 1e-3},
-                {"learning_rate": 0.1, "initial_accumulator_value": 1.0}],
+                {"learning_rate": 0.1, "initial_accumulator_value": 1.0},
+                EPSILON_BINDS],
     "rmsprop": RMSPROP,
-    "adamax": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
-    "nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3}],
+    "adamax": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+               EPSILON_BINDS],
+    "nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
+              EPSILON_BINDS],
     "adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
     "ftrl": FTRL,
     "lamb": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3,
@@ -40,14 +47,18 @@ OWN = {
     "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
     "adafactor": [{}, {"beta_2_decay": -0.5, "epsilon_2": 0.1,
                        "clip_threshold": 0.1, "learning_rate": 0.01},
-                  {"epsilon_1": 1e-3}, {"relative_step": False}],
+                  {"epsilon_1": 1e-3}, {"relative_step": False},
+                  # Both epsilons bind: g**2 ~ 1 and the variables' RMS < 10.
+                  {"epsilon_1": 1.0, "epsilon_2": 10.0,
+                   "learning_rate": 0.01}],
     "muon": [{}, {"nesterov": False, "rms_rate": None, "momentum": 0.5},
              {"adam_beta_1": 0.5, "adam_beta_2": 0.9, "epsilon": 1e-3,
               "adam_lr_ratio": 0.5},
              {"exclude_layers": ["variable_2"]},
              {"weight_decay": 0.1, "adam_weight_decay": None,
               "learning_rate": 0.01},
-             {"ns_steps": 2, "muon_a": 2.0, "muon_b": -1.5, "muon_c": 0.5}],
+             {"ns_steps": 2, "muon_a": 2.0, "muon_b": -1.5, "muon_c": 0.5},
+             {**EPSILON_BINDS, "adam_weight_decay": 0.5}],
     "schedule_free_adamw": [{}, {"warmup_steps": 10, "beta_1": 0.5,
                                  "beta_2": 0.9},
                             {"epsilon": 1e-3, "learning_rate": 0.01}],
@@ -63,7 +74,7 @@ OWN = {
     "legacy.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3,
                              "learning_rate": 1.0}, {"epsilon": 0.0}],
     "legacy.nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
-                     {"schedule_decay": 0.1}],
+                     {"schedule_decay": 0.1}, EPSILON_BINDS],
     # TF1 optimizers require `learning_rate`: the catalog supplies 0.01.
     "tf1.gradient_descent": [{}, {"learning_rate": 0.1}],
     "tf1.momentum": [{}, {"use_nesterov": True},
@@ -77,7 +88,7 @@ OWN = {
                        {"initial_gradient_squared_accumulator_value": 1.0}],
     "tf1.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
     "tf1.rmsprop": [{}, {"momentum": 0.5, "centered": True},
-                    {"decay": 0.5, "epsilon": 1e-3}],
+                    {"decay": 0.5, "epsilon": 1e-3}, EPSILON_BINDS],
     "tf1.ftrl": FTRL,
     "tf1.proximal_adagrad": [{}, {"l1_regularization_strength": 0.01,
                                   "l2_regularization_strength": 0.1,
@@ -118,8 +129,9 @@ KERAS_BASE = [
      "gradient_accumulation_steps": 2},
 ]
 
-# Legacy Nadam refuses `decay` (tf_keras overwrites it with schedule_decay)
-# and learning-rate schedules (as tf_keras does): tests/test_errors.py.
+# Legacy Nadam takes `decay` as its schedule decay, which tf_keras's
+# constructor ignores, and refuses learning-rate schedules (as tf_keras
+# does): tests/test_drop_in.py, tests/test_errors.py.
 NO_LEARNING_RATE_DECAY = {"legacy.nadam"}
 # Legacy Ftrl refuses the `lr` alias, which tf_keras's Ftrl silently drops.
 NO_LR_ALIAS = {"legacy.ftrl"}

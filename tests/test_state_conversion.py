@@ -14,14 +14,20 @@ import tensorflow as tf
 import tf_bridge
 from tf_bridge import catalog, testing
 
-K, M = 4, 4
+# An odd K leaves gradient accumulation (of 2) mid-way at the handover.
+K, M = 5, 4
 # Arguments that give each optimizer all its slots.
 ARGUMENTS = {
     "sgd": {"momentum": 0.9, "nesterov": True},
-    "adam": {"amsgrad": True},
+    # beta_2 = 0.5: v follows the gradients, so AMSGrad's maximum of it
+    # differs from it; steps of 0.1 show a change of v in the tolerance.
+    "adam": {"amsgrad": True, "beta_2": 0.5, "learning_rate": 0.1},
+    # A large epsilon: LAMB's trust ratio cancels the bias correction
+    # otherwise, and the count would not matter.
+    "lamb": {"epsilon": 0.5},
     "rmsprop": {"momentum": 0.5, "centered": True},
     "legacy.sgd": {"momentum": 0.9},
-    "legacy.adam": {"amsgrad": True},
+    "legacy.adam": {"amsgrad": True, "beta_2": 0.5, "learning_rate": 0.1},
     "legacy.rmsprop": {"momentum": 0.5, "centered": True},
     # At Keras's default 0.001 Adadelta barely moves: a comparison with it
     # could not fail (testing.POWER); 1.0 is the Adadelta paper's rate.
@@ -40,10 +46,17 @@ IDS = [name + ("-ema-accumulation" if "use_ema" in arguments else "")
        for name, arguments in CASES]
 
 
+# Gradient scales after the handover: smaller ones first, so that state
+# kept from larger ones (AMSGrad's maximum, Adamax's norm) decides, then
+# larger ones, so that the moments it holds decide too.
+AFTER = (0.1, 0.1, 3.0, 3.0)
+
+
 def problem():
   initial, gradients = testing.seeded_problem(K + M, 5, 1.0,
                                               ((), (5,), (4, 3)))
-  return initial, gradients
+  return initial, gradients[:K] + [[scale * g for g in step] for scale, step
+                                   in zip(AFTER, gradients[K:])]
 
 
 def native_variables(name, initial):
@@ -111,6 +124,54 @@ def test_port_then_native(name, arguments):
   testing.compare_trajectories(continued, full[K:], rtol=1e-5, atol=1e-6,
                                actual_name="native after conversion",
                                expected_name="port")
+
+
+@pytest.mark.parametrize("name,arguments", CASES, ids=IDS)
+def test_every_converted_leaf_decides_the_continued_run(name, arguments):
+  """Negative controls for `test_native_then_port`: the continued run fails
+  its comparison when any one leaf of the converted state is reset to its
+  initial value at the handover (a slot dropped, a count restarted, an
+  accumulator emptied), so that test checks every leaf. A leaf whose reset
+  leaves the run bit-identical is one the algorithm does not read here
+  (SGD's count, Adafactor's unused factors): no comparison could see it."""
+  initial, gradients = problem()
+  declaration = catalog.lookup(name)
+  optimizer = declaration.make_native(**arguments)
+  variables = native_variables(name, initial)
+  native_steps(optimizer, variables, gradients[:K])
+  state = tf_bridge.state_from_keras(optimizer, variables)
+  transform = tf_bridge.port_for(optimizer)
+  params = [jnp.asarray(v.numpy()) for v in variables]
+  expected = native_steps(optimizer, variables, gradients[K:])
+  paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
+  fresh = jax.tree.leaves(transform.init(params))
+  step = jax.jit(lambda params, state, grads: transform.update(
+      grads, state, params))
+
+  def continue_port(state):
+    values, trajectory = params, []
+    for grads in gradients[K:]:
+      updates, state = step(values, state, [jnp.asarray(g) for g in grads])
+      values = optax.apply_updates(values, updates)
+      trajectory.append([np.asarray(v) for v in values])
+    return trajectory
+
+  unchanged = continue_port(state)
+  survivors = []
+  for index, ((path, leaf), reset) in enumerate(zip(paths_and_leaves,
+                                                    fresh)):
+    leaves = [l for _, l in paths_and_leaves]
+    leaves[index] = reset
+    mutated = continue_port(treedef.unflatten(leaves))
+    if all(np.array_equal(a, b) for got, want in zip(mutated, unchanged)
+           for a, b in zip(got, want)):
+      continue
+    try:
+      testing.compare_trajectories(mutated, expected, rtol=1e-5, atol=1e-6)
+    except AssertionError:
+      continue
+    survivors.append(jax.tree_util.keystr(path))
+  assert not survivors, f"{name}: resetting {survivors} goes unnoticed"
 
 
 def test_a_state_of_another_optimizer_is_refused():

@@ -181,11 +181,12 @@ def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
         excess = np.nan_to_num(difference - allowed, nan=np.inf)
         worst = np.unravel_index(np.argmax(excess), excess.shape)
         relative = difference / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
+        # Not nanmax: a trajectory may be all NaN.
         raise AssertionError(
             f"{actual_name} and {expected_name} part at step {step}, variable "
             f"{index} (shape {want.shape}): max abs diff "
-            f"{np.nanmax(difference):.3g}, max rel diff "
-            f"{np.nanmax(relative):.3g} (rtol={rtol:g}, atol={atol:g}); at "
+            f"{np.max(difference):.3g}, max rel diff "
+            f"{np.max(relative):.3g} (rtol={rtol:g}, atol={atol:g}); at "
             f"index {tuple(int(i) for i in worst)}: {actual_name} "
             f"{got[worst]!r}, {expected_name} {want[worst]!r}.")
 
