@@ -85,22 +85,24 @@ def positional_names(factory: Callable[..., Any]) -> list[str]:
 
 
 def legacy_class_signature(factory: Callable[..., Any], class_name: str,
-                           host_arguments: Sequence[str]) -> inspect.Signature:
+                           host_arguments: Sequence[str],
+                           positional: Sequence[str]) -> inspect.Signature:
   """An OptimizerV2 class's constructor signature, as `inspect.signature`
-  and `help()` show it: the factory's arguments in order, then `name` (also
-  positional, as OptimizerV2's classes take it), then keyword-only the
-  factory's own and OptimizerV2's base arguments (its gradient aggregator
+  and `help()` show it: the `positional` arguments in order (`name` among
+  them, as OptimizerV2's classes take it), then keyword-only the factory's
+  other arguments and OptimizerV2's base arguments (its gradient aggregator
   and transformers too) and `skip_nonfinite`."""
   keyword = inspect.Parameter.KEYWORD_ONLY
-  parameters = list(inspect.signature(factory).parameters.values())
-  positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
-  keyword_only = [p for p in parameters if p.kind == keyword]
-  taken = {p.name for p in parameters}
+  parameters = {p.name: p for p in
+                inspect.signature(factory).parameters.values()}
+  parameters["name"] = inspect.Parameter(
+      "name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=class_name)
+  taken = set(parameters)
   return inspect.Signature(
-      positional
-      + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                           default=class_name)]
-      + keyword_only
+      [parameters[name].replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+       for name in positional]
+      + [p.replace(kind=keyword) for name, p in parameters.items()
+         if name not in positional]
       + [inspect.Parameter(argument, keyword, default=None)
          for argument in host_arguments if argument not in taken]
       + [inspect.Parameter(argument, keyword, default=default)

@@ -108,11 +108,12 @@ class Declaration:
     return tuple(sorted(set(self.make_native()._hyper) - own))  # pylint: disable=protected-access
 
   def native_positional(self) -> tuple[str, ...]:
-    """The arguments a Keras 3 native class takes positionally, in its
-    order (Muon's own follow Keras's base arguments and `name`), read from
-    the installed class; () for the other generations, whose bridged
-    classes follow the port's order."""
-    if self.generation != KERAS or not self.has_native:
+    """The arguments a Keras 3 or tf_keras native class takes positionally,
+    in its order (Muon's own follow Keras's base arguments and `name`,
+    legacy Ftrl's last two follow `name`), read from the installed class;
+    () for the other generations, whose bridged classes follow the port's
+    order."""
+    if self.generation not in (KERAS, LEGACY) or not self.has_native:
       return ()
     parameters = inspect.signature(self.native_class()).parameters.values()
     return tuple(p.name for p in parameters

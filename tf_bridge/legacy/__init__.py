@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jaxopt_port
 import optax
@@ -29,7 +29,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     slots_by_variable: bool = False,
                     native_names: dict[str, str] | None = None,
                     hyperparameters: tuple[str, ...] = (),
-                    unread_hyperparameters: tuple[str, ...] = ()) -> type:
+                    unread_hyperparameters: tuple[str, ...] = (),
+                    positional: Sequence[str] = ()) -> type:
   """An OptimizerV2 class running `factory`'s transform.
 
   The constructor takes `learning_rate` (float, schedule or callable; the
@@ -60,6 +61,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     unread_hyperparameters: Those of `hyperparameters` native's step does
       not read (it keeps the constructor's value: legacy Nadam's `decay`):
       variables and checkpointed, not fed.
+    positional: The arguments the constructor takes positionally, in order;
+      by default the factory's then `name` (a catalog declaration reads its
+      native class's order: Ftrl's `name` comes before its last two).
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
@@ -70,7 +74,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   own_defaults = _fused.factory_arguments(factory, host_arguments)
   default_rate = _fused.learning_rate_default(factory, 0.001)
   # As OptimizerV2's classes: `name` follows the algorithm's arguments.
-  positional = _fused.positional_names(factory) + ["name"]
+  positional = list(positional) or _fused.positional_names(factory) + ["name"]
   renamed = native_names or {}
   # The port's name of each native OptimizerV2 hyperparameter.
   hyper_names = {renamed.get(h, h): h for h in hyperparameters}
@@ -285,7 +289,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   BridgedOptimizer.__name__ = BridgedOptimizer.__qualname__ = class_name
   BridgedOptimizer.__module__ = module
   BridgedOptimizer.__signature__ = _fused.legacy_class_signature(
-      factory, class_name, host_arguments)
+      factory, class_name, host_arguments, positional)
   BridgedOptimizer.__doc__ = (
       f"OptimizerV2 running `{factory.__module__}.{factory.__name__}` in one "
       "XLA call per step (see `tf_bridge.legacy.keras_optimizer`).\n\n"
