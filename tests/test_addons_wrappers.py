@@ -197,13 +197,23 @@ def test_bridged_wrapper_equals_port(generation, name, kwargs, port):
                                  atol=1e-6)
 
 
-def test_assign_average_vars_refuses_unknown_variables():
-  optimizer = tf_bridge.addons.SWA(tf_bridge.SGD(0.1))
-  known = keras.Variable(np.ones(2, np.float32), name="known")
-  optimizer.apply([tf.ones(2)], [known])
-  with pytest.raises(ValueError, match="SWA keeps no average of other"):
-    optimizer.assign_average_vars([keras.Variable(np.ones(2, np.float32),
-                                                  name="other")])
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_assign_average_vars_skips_unknown_variables_with_tfas_warning(
+    generation):
+  """As TFA: a variable without an average is skipped with a warning; the
+  others take theirs."""
+  module, sgd, _ = GENERATIONS[generation]
+  make = tf.Variable if generation == "legacy" else keras.Variable
+  optimizer = module.MovingAverage(sgd(0.5), average_decay=0.5)
+  known = make(np.ones(2, np.float32), name="known")
+  other = make(np.full(2, 7.0, np.float32), name="other")
+  testing.apply_gradients(optimizer, [tf.ones(2)], [known])
+  with pytest.warns(UserWarning, match=r"Unable to assign average slot to "
+                    r"other.* MovingAverage keeps no average of it"):
+    optimizer.assign_average_vars([other, known])
+  # The average starts at the variable (1) and moves half way to 0.5.
+  np.testing.assert_allclose(known.numpy(), [0.75, 0.75], rtol=1e-6)
+  np.testing.assert_array_equal(other.numpy(), [7.0, 7.0])
 
 
 @pytest.mark.filterwarnings("ignore:You are saving your model as an HDF5")
