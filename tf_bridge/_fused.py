@@ -54,8 +54,7 @@ class StateLeaf:
 
   def is_slot_of(self, variables: Sequence[Any]) -> bool:
     """A Keras slot: it mirrors a variable with that variable's dtype and
-    shape (float32 moments of a float16 variable, or factored moments, are
-    plain optimizer variables instead)."""
+    shape (factored moments are plain optimizer variables instead)."""
     if self.slot_of is None:
       return False
     variable = variables[self.slot_of]
@@ -462,12 +461,11 @@ class FusedTransform:
     return tuple(k for k, v in self._arguments.items()
                  if k in self._fed or _is_runtime(self._factory, k, v))
 
-  def feed(self, name: str, read: Callable[[], Any]) -> bool:
+  def feed(self, name: str, read: Callable[[], Any]) -> None:
     """Feeds hyperparameter `name` to each step from `read()` (OptimizerV2's
     hyperparameter variable), if a runtime value keeps the state its
     current value gives (SGD's momentum of 0 keeps no slot: it stays a
-    number, as native's then keeps no momentum either). Returns whether it
-    does."""
+    number, as native's then keeps no momentum either)."""
     value = self._arguments[name]
     if not _is_runtime(self._factory, name, value):
       specs = {"x": jax.ShapeDtypeStruct((2,), np.float32)}
@@ -478,10 +476,9 @@ class FusedTransform:
             self.transform(0.001).init, specs)))
       self._arguments[name] = value
       if layouts[0] != layouts[1]:
-        return False
+        return
     self._fed[name] = read
     self._steps.clear()
-    return True
 
   def rate_inputs(self, learning_rate: Any, iterations: Any) -> Any:
     """The step's `learning_rate` input: the rate, float32; with runtime
