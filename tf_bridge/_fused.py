@@ -254,8 +254,9 @@ def declared_classes(keras_optimizer: Callable[..., type],
         "slots_by_variable": d.slots_by_variable}
     if d.methods:
       options["mixins"] = d.methods
-    if d.bridge_path == module and d.native_positional():
-      options["positional"] = d.native_positional()
+    positional = d.native_positional() if d.bridge_path == module else ()
+    if positional:
+      options["positional"] = positional
     hyperparameters = d.optimizer_v2_hyperparameters()
     if hyperparameters:
       options["hyperparameters"] = hyperparameters

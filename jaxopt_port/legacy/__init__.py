@@ -30,9 +30,7 @@ __all__ = [
 def _nonzero_epsilon(epsilon: Any) -> Any:
   """Legacy optimizers read `epsilon or backend.epsilon()`: 0 and None mean
   1e-7."""
-  if epsilon is None:
-    return 1e-7
-  if _checks.concrete_number(epsilon) is not None:
+  if epsilon is None or _checks.concrete_number(epsilon) is not None:
     return epsilon or 1e-7
   return jnp.where(epsilon == 0, 1e-7, epsilon)  # Injected, traced.
 

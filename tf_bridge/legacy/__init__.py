@@ -151,8 +151,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
 
     def __setattr__(self, name, value):
       arguments = self.__dict__.get("_arguments")
-      if self._native_hyper(name):
-        super()._set_hyper(self._native_hyper(name), value)
+      hyper = self._native_hyper(name)
+      if hyper:
+        super()._set_hyper(hyper, value)
         return
       name = renamed.get(name, name)
       if (arguments is not None and name in arguments
@@ -163,8 +164,9 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       super().__setattr__(name, value)
 
     def _get_hyper(self, name, dtype=None):
-      if self._native_hyper(name):
-        return super()._get_hyper(self._native_hyper(name), dtype)
+      hyper = self._native_hyper(name)
+      if hyper:
+        return super()._get_hyper(hyper, dtype)
       name = renamed.get(name, name)
       if name not in self._arguments:
         return super()._get_hyper(name, dtype)
@@ -174,11 +176,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       return value if dtype is None else tf.cast(value, dtype)
 
     def _set_hyper(self, name, value):
-      if (not self._native_hyper(name)
+      hyper = self._native_hyper(name)
+      if (not hyper
           and renamed.get(name, name) in self.__dict__.get("_arguments", {})):
         setattr(self, name, value)
       else:
-        super()._set_hyper(self._native_hyper(name) or name, value)
+        super()._set_hyper(hyper or name, value)
 
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
       grads_and_vars = list(grads_and_vars)
