@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
-                               with_keras_base_arguments)
+from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._tree import map_leaves
 
 
 class AdafactorSlots(NamedTuple):

@@ -9,9 +9,10 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like, map_leaves,
+from jaxopt_port._base import (REQUIRED, UpdateStep, cast_like,
                                with_keras_base_arguments)
 from jaxopt_port._sharding import laid_out_like
+from jaxopt_port._tree import map_leaves
 
 
 class AdagradSlots(NamedTuple):
@@ -166,3 +167,41 @@ def adagrad_decay(initial_accumulator_value: float = 0.1,
   return adagrad_decay_update_step(initial_accumulator_value,
                                    accumulator_decay_step,
                                    accumulator_decay_rate)
+
+
+def proximal_step(v: jax.Array, rate: jax.Array, l1: Any, l2: Any
+                  ) -> jax.Array:
+  """TF1's proximal operator: shrink `v` by `rate * l1`, scale by
+  `1 / (1 + rate * l2)`."""
+  shrunk = jnp.sign(v) * jnp.maximum(jnp.abs(v) - rate * cast_like(l1, v),
+                                     0.0)
+  return shrunk / (1 + rate * cast_like(l2, v))
+
+
+def proximal_adagrad_update_step(initial_accumulator_value: Any, l1: Any,
+                                 l2: Any) -> UpdateStep:
+  """ApplyProximalAdagrad::
+
+    a = a + g**2;  rate = lr / sqrt(a)
+    p = prox(p - rate * g, rate, l1, l2)
+  """
+
+  def build(params):
+    return AdagradSlots(jax.tree.map(
+        lambda p: jnp.full_like(p, initial_accumulator_value), params))
+
+  def update(grads, slots, params, learning_rate, iteration):
+    del iteration
+    _checks.require_params(params, "proximal_adagrad sets the params through "
+                           "its proximal step")
+    accumulator = jax.tree.map(lambda a, g: a + g * g, slots.accumulator,
+                               grads)
+
+    def step(p, g, a):
+      rate = cast_like(learning_rate, a) / jnp.sqrt(a)
+      return proximal_step(p - rate * g, rate, l1, l2) - p
+
+    return (jax.tree.map(step, params, grads, accumulator),
+            AdagradSlots(accumulator))
+
+  return UpdateStep(build, update, elementwise=True)

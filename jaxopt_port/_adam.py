@@ -19,6 +19,13 @@ class AdamSlots(NamedTuple):
   velocity_hat: optax.Params | None  # With amsgrad only.
 
 
+class LegacyAdamSlots(NamedTuple):
+  """Adam's slots by OptimizerV2's names (legacy Adam, TF Addons')."""
+  m: optax.Params
+  v: optax.Params
+  vhat: optax.Params | None  # With amsgrad only.
+
+
 def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
                      slots: type[NamedTuple] = AdamSlots,
                      complement: Callable[[Any, jax.Array], jax.Array] = one_minus,

@@ -55,8 +55,10 @@ class UpdateStep(NamedTuple):
     sparse_rows: How a `RowSparse` gradient is applied, as the native class
       applies `tf.IndexedSlices`: `"rows"` (touched rows of the parameter
       and its slots only), `"params"` (slots everywhere, the parameter on
-      touched rows) or `"dense"`; see `jaxopt_port.RowSparse`. Set by the
-      declaration (`with_legacy_base_arguments(..., sparse_rows=...)`).
+      touched rows), `"dense"` or `"touched"` (dense, and `update` takes
+      `touched_rows`, a tree of booleans per row, True for a dense
+      gradient); see `jaxopt_port.RowSparse`. Set by the declaration
+      (`with_legacy_base_arguments(..., sparse_rows=...)`).
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
@@ -281,6 +283,75 @@ def _param_shaped_trees(init_fn: Callable[[Any], Any], state: Any
   return found
 
 
+def weight_decay_term(param: jax.Array, rate: Any, learning_rate: Any
+                      ) -> jax.Array:
+  """Keras 3's weight decay of one variable as an update, `-param * rate *
+  lr` (Keras assigns `variable - variable * weight_decay * lr`, the same
+  number)."""
+  return -(param * cast_like(rate, param) * cast_like(learning_rate, param))
+
+
+def _unscaled(grads: Any, loss_scale_factor: Any) -> Any:
+  """Keras 3's first step: the gradients divided by `loss_scale_factor`."""
+  if loss_scale_factor is None:
+    return grads
+  return jax.tree.map(lambda g: g / cast_like(loss_scale_factor, g), grads)
+
+
+def _clipped(grads: Any, clipnorm: Any, clipvalue: Any,
+             global_clipnorm: Any) -> Any:
+  """Keras 3's clipping (at most one of the three is set)."""
+  if clipnorm is not None:
+    return jax.tree.map(lambda g: clip_by_norm(g, clipnorm), grads)
+  if global_clipnorm is not None:
+    return clip_by_global_norm(grads, global_clipnorm)
+  if clipvalue is not None:
+    return clip_by_value(grads, clipvalue)
+  return grads
+
+
+def _accumulated(apply: Callable[[Any, Any], tuple[Any, Any]], grads: Any,
+                 state: "KerasState", steps: Any) -> tuple[Any, Any, Any]:
+  """Keras 3's gradient accumulation: the gradients join the accumulators;
+  every `steps`-th call applies their mean (`apply(grads, slots)`) and
+  resets them, the other calls update nothing. Returns the updates, the
+  slots and the accumulators."""
+  accumulated = state.accumulated_gradients
+
+  def update_branch():
+    mean = jax.tree.map(lambda g, a: divide_exactly(g + a, steps), grads,
+                        accumulated)
+    updates, slots = apply(mean, state.slots)
+    return updates, slots, optax.tree.zeros_like(accumulated)
+
+  def accumulate_branch():
+    return (optax.tree.zeros_like(grads), state.slots,
+            jax.tree.map(jnp.add, grads, accumulated))
+
+  return jax.lax.cond((state.iterations + 1) % steps == 0, update_branch,
+                      accumulate_branch)
+
+
+def _moving_average(average: Any, params: Any, updates: Any, iteration: Any,
+                    momentum: Any, overwrite_frequency: Any
+                    ) -> tuple[Any, Any]:
+  """Keras 3's EMA of the updated params (the first update copies them);
+  every `overwrite_frequency`-th iteration the updates move the params onto
+  the average. Returns the average and the updates."""
+  new_params = jax.tree.map(jnp.add, params, updates)
+
+  def averaged(a, p):
+    weight = (iteration != 0).astype(p.dtype) * cast_like(momentum, p)
+    return weight * a + (1 - weight) * p
+
+  average = jax.tree.map(averaged, average, new_params)
+  if overwrite_frequency is not None:
+    overwrite = (iteration + 1) % overwrite_frequency == 0
+    updates = jax.tree.map(lambda u, a, p: jnp.where(overwrite, a - p, u),
+                           updates, average, params)
+  return average, updates
+
+
 def keras_transform(
     update_step: UpdateStep,
     learning_rate: ScalarOrSchedule,
@@ -329,17 +400,8 @@ def keras_transform(
         f"use_ema=True or leave ema_overwrite_frequency=None. Received: "
         f"ema_overwrite_frequency={ema_overwrite_frequency}")
   accumulates = gradient_accumulation_steps is not None
-  decays_any = (weight_decay is not None
-                or update_step.weight_decay_rates is not None)
-
-  def clip(grads):
-    if clipnorm is not None:
-      return jax.tree.map(lambda g: clip_by_norm(g, clipnorm), grads)
-    if global_clipnorm is not None:
-      return clip_by_global_norm(grads, global_clipnorm)
-    if clipvalue is not None:
-      return clip_by_value(grads, clipvalue)
-    return grads
+  decays = (weight_decay is not None
+            or update_step.weight_decay_rates is not None)
 
   def init_fn(params):
     _checks.check_float_params(params)
@@ -352,12 +414,13 @@ def keras_transform(
         average=optax.tree.zeros_like(params) if use_ema else None)
 
   def update_fn(grads, state, params=None, **extra_args):
-    del extra_args
+    # A step declared "touched" learns which rows a sparse gradient touched.
+    touched = {key: value for key, value in extra_args.items()
+               if key == "touched_rows"}
     _check_update_inputs(
         grads, params,
         [] if params is not None else _param_shaped_trees(init_fn, state),
         name)
-    decays = decays_any
     if decays or use_ema:
       _checks.require_params(
           params, f"{name} with weight_decay or use_ema needs the current "
@@ -365,75 +428,45 @@ def keras_transform(
     out_dtypes = jax.tree.map(lambda x: x.dtype,
                               grads if params is None else params)
     grads = _upcast(grads)
-    compute_params = None if params is None else _upcast(params)
-    raw_iterations = state.iterations
-    lr = learning_rate_at(learning_rate, raw_iterations)
-    iteration = (raw_iterations // gradient_accumulation_steps
-                 if accumulates else raw_iterations)
-    if loss_scale_factor is not None:
-      grads = jax.tree.map(lambda g: g / cast_like(loss_scale_factor, g),
-                           grads)
+    params = None if params is None else _upcast(params)
+    lr = learning_rate_at(learning_rate, state.iterations)
+    iteration = (state.iterations // gradient_accumulation_steps
+                 if accumulates else state.iterations)
 
     def apply(grads, slots):
-      grads = clip(grads)
-      step_params = compute_params
-      decay = None
-      if decays:
-        rates = (update_step.weight_decay_rates(compute_params)
-                 if update_step.weight_decay_rates is not None
-                 else jax.tree.map(lambda _: weight_decay, compute_params))
-        decay = jax.tree.map(
-            lambda p, rate: -(p * cast_like(rate, p) * cast_like(lr, p)),
-            compute_params, rates)
-        step_params = jax.tree.map(jnp.add, compute_params, decay)
-      updates, slots = update_step.update(grads, slots, step_params, lr,
-                                          iteration)
-      if decay is not None:
-        updates = jax.tree.map(jnp.add, decay, updates)
-      return updates, slots
+      grads = _clipped(grads, clipnorm, clipvalue, global_clipnorm)
+      if not decays:
+        return update_step.update(grads, slots, params, lr, iteration,
+                                  **touched)
+      rates = (update_step.weight_decay_rates(params)
+               if update_step.weight_decay_rates is not None
+               else jax.tree.map(lambda _: weight_decay, params))
+      decay = jax.tree.map(lambda p, rate: weight_decay_term(p, rate, lr),
+                           params, rates)
+      updates, slots = update_step.update(
+          grads, slots, jax.tree.map(jnp.add, params, decay), lr, iteration,
+          **touched)
+      return jax.tree.map(jnp.add, decay, updates), slots
 
-    accumulated = state.accumulated_gradients
+    grads = _unscaled(grads, loss_scale_factor)
     if accumulates:
-      def update_branch():
-        mean = jax.tree.map(
-            lambda g, a: divide_exactly(g + a, gradient_accumulation_steps),
-            grads, accumulated)
-        updates, slots = apply(mean, state.slots)
-        return updates, slots, optax.tree.zeros_like(accumulated)
-
-      def accumulate_branch():
-        return (optax.tree.zeros_like(grads), state.slots,
-                jax.tree.map(jnp.add, grads, accumulated))
-
-      is_update_step = (raw_iterations + 1) % gradient_accumulation_steps == 0
-      updates, slots, accumulated = jax.lax.cond(
-          is_update_step, update_branch, accumulate_branch)
+      updates, slots, accumulated = _accumulated(
+          apply, grads, state, gradient_accumulation_steps)
     else:
-      updates, slots = apply(grads, state.slots)
-
+      (updates, slots), accumulated = apply(grads, state.slots), None
     average = state.average
     if use_ema:
-      new_params = jax.tree.map(jnp.add, compute_params, updates)
-
-      def moving_average(a, p):
-        momentum = (iteration != 0).astype(p.dtype) * cast_like(ema_momentum, p)
-        return momentum * a + (1 - momentum) * p
-
-      average = jax.tree.map(moving_average, average, new_params)
-      if ema_overwrite_frequency is not None:
-        overwrite = (iteration + 1) % ema_overwrite_frequency == 0
-        updates = jax.tree.map(
-            lambda u, a, p: jnp.where(overwrite, a - p, u),
-            updates, average, compute_params)
-
+      average, updates = _moving_average(
+          average, params, updates, iteration, ema_momentum,
+          ema_overwrite_frequency)
     updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
                            out_dtypes)
     return updates, KerasState(
-        iterations=optax.safe_increment(raw_iterations), slots=slots,
+        iterations=optax.safe_increment(state.iterations), slots=slots,
         accumulated_gradients=accumulated, average=average)
 
   # Keras decays, averages and resets accumulators on every row.
-  row_wise = not (decays_any or use_ema or accumulates)
+  row_wise = not (decays or use_ema or accumulates)
   return _declared(update_step, clipnorm,
                    optax.GradientTransformationExtraArgs(
                        optax_init(init_fn),
@@ -480,7 +513,9 @@ def legacy_transform(
                        slots=update_step.build(_upcast(params)))
 
   def update_fn(grads, state, params=None, **extra_args):
-    del extra_args
+    # A step declared "touched" learns which rows a sparse gradient touched.
+    touched = {key: value for key, value in extra_args.items()
+               if key == "touched_rows"}
     _check_update_inputs(
         grads, params,
         [] if params is not None else _param_shaped_trees(init_fn, state),
@@ -501,7 +536,7 @@ def legacy_transform(
       grads = clip_by_global_norm(grads, global_clipnorm)
     updates, slots = update_step.update(
         grads, state.slots, None if params is None else _upcast(params),
-        lr_t, iteration)
+        lr_t, iteration, **touched)
     updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
                            out_dtypes)
     return updates, LegacyState(optax.safe_increment(iteration), slots)
@@ -628,23 +663,6 @@ def with_legacy_base_arguments(*, learning_rate: float,
                   sparse_rows, owns)
 
 
-def path_name(path: tuple[Any, ...]) -> str:
-  """A tree path as Keras names variables: `dense/kernel` for
-  `{"dense": {"kernel": ...}}` (and for the key "dense/kernel", as the
-  bridge passes Keras's `variable.path`)."""
-  parts = []
-  for entry in path:
-    if isinstance(entry, jax.tree_util.DictKey):
-      parts.append(str(entry.key))
-    elif isinstance(entry, jax.tree_util.GetAttrKey):
-      parts.append(entry.name)
-    elif isinstance(entry, jax.tree_util.SequenceKey):
-      parts.append(str(entry.idx))
-    else:
-      parts.append(str(getattr(entry, "key", entry)))
-  return "/".join(parts)
-
-
 def with_tf1_arguments(*, learning_rate: Any = REQUIRED,
                        sparse_rows: SparseRows = _row_sparse.ROWS
                        ) -> Declaration:
@@ -654,16 +672,3 @@ def with_tf1_arguments(*, learning_rate: Any = REQUIRED,
   (Adam's aside)."""
   return _declare(legacy_transform, {}, TF1_ARGUMENTS_DOC, learning_rate, {},
                   sparse_rows)
-
-
-def map_leaves(fn: Callable[..., tuple[Any, ...]], count: int, tree: Any,
-               *rest: Any, with_path: bool = False) -> tuple[Any, ...]:
-  """`fn` on every leaf of `tree` and the matching leaves of `rest`; `fn`
-  returns a `count`-tuple (an update and new slot values), and the result is
-  `count` trees shaped like `tree`. With `with_path`, `fn` takes the leaf's
-  path first (`jax.tree_util.tree_map_with_path`)."""
-  mapper = jax.tree_util.tree_map_with_path if with_path else jax.tree.map
-  treedef = jax.tree.structure(tree)
-  results = treedef.flatten_up_to(mapper(fn, tree, *rest))
-  return tuple(treedef.unflatten([result[i] for result in results])
-               for i in range(count))

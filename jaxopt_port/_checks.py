@@ -186,3 +186,11 @@ def require_params(params: Any, reason: str) -> None:
   `"<reason>: call update(grads, state, params)."`."""
   if params is None:
     raise ValueError(f"{reason}: call update(grads, state, params).")
+
+
+def nonzero_epsilon(epsilon: Any) -> Any:
+  """`epsilon or backend.epsilon()`, as legacy and TF Addons optimizers
+  read it: 0 and None mean 1e-7 (also for an injected array)."""
+  if epsilon is None or concrete_number(epsilon) is not None:
+    return epsilon or 1e-7
+  return jnp.where(epsilon == 0, 1e-7, epsilon)  # Injected, traced.

@@ -10,8 +10,9 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import cast_like, path_name
+from jaxopt_port._base import cast_like
 from jaxopt_port._init import optax_init
+from jaxopt_port._tree import path_name
 
 
 class MultiOptimizerState(NamedTuple):

@@ -10,9 +10,10 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, map_leaves, one_minus,
-                               path_name, with_keras_base_arguments)
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+                               with_keras_base_arguments)
 from jaxopt_port._sharding import on_whole_array
+from jaxopt_port._tree import map_leaves, path_name
 
 
 class MuonSlots(NamedTuple):

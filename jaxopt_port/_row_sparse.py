@@ -15,6 +15,11 @@ leaf and do what their native Keras class does with `tf.IndexedSlices`:
   rows (legacy Nadam, TF Addons' RectifiedAdam and Yogi): a dense step whose
   update keeps the touched rows only.
 - `DENSE`: the gradient is densified (Keras 3's Adam decays every row).
+- `TOUCHED`: the gradient is densified and the update step is told which
+  rows were touched (`touched_rows`, a boolean per row), where the native
+  sparse kernel treats them apart inside an otherwise dense step (TF
+  Addons' AdamW decays only the touched rows; AdaBelief's second moment
+  grows only there).
 
 The update of a row-sparse leaf is a `RowSparse` too: apply it with
 `jaxopt_port.apply_updates`, which adds the rows in place under `jit` with
@@ -35,7 +40,11 @@ from jaxopt_port import _checks
 ROWS = "rows"
 PARAMS = "params"
 DENSE = "dense"
-MODES = (ROWS, PARAMS, DENSE)
+TOUCHED = "touched"
+MODES = (ROWS, PARAMS, DENSE, TOUCHED)
+# The modes a `RowSparse` gradient reaches the transform in (the others
+# densify it first).
+SPARSE_INPUT_MODES = (ROWS, PARAMS, TOUCHED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,8 +199,10 @@ def with_row_sparse_gradients(transform: optax.GradientTransformation,
     mode: `"rows"` (only the touched rows of the parameter and of the state
       leaves that mirror it are read and written: right when the native
       optimizer is lazy or the update is zero on untouched rows),
-      `"params"` (dense step, the parameter moves on touched rows only) or
-      `"dense"` (densify).
+      `"params"` (dense step, the parameter moves on touched rows only),
+      `"dense"` (densify) or `"touched"` (densify, and pass the update
+      `touched_rows`: per leaf a boolean of shape `(num_rows, 1, ...)`, or
+      True for a dense gradient).
   """
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
@@ -207,9 +218,13 @@ def with_row_sparse_gradients(transform: optax.GradientTransformation,
     if mode != ROWS:
       dense = treedef.unflatten([leaf.todense() if is_sparse else leaf
                                  for leaf, is_sparse in zip(leaves, sparse)])
+      if mode == TOUCHED:
+        extra_args = {**extra_args, "touched_rows": treedef.unflatten([
+            _touched(leaf) if is_sparse else True
+            for leaf, is_sparse in zip(leaves, sparse)])}
       updates, new_state = transform.update(dense, state, params,
                                             **extra_args)
-      if mode == DENSE:
+      if mode in (DENSE, TOUCHED):
         return updates, new_state
       return _touched_updates(updates, leaves, treedef), new_state
     return _rows_update(transform, leaves, treedef, state, params,
@@ -243,6 +258,14 @@ def _check_row_sparse(leaves: list[Any], treedef: Any, params: Any) -> None:
       raise ValueError(
           f"The RowSparse gradient at {path} has dense shape {leaf.shape}, "
           f"expected {tuple(jnp.shape(param))} (the parameter's shape).")
+
+
+def _touched(grad: RowSparse) -> jax.Array:
+  """Whether each row of `grad` was touched, shaped to broadcast against
+  the dense array: `(num_rows, 1, ...)`."""
+  touched = jnp.zeros((grad.num_rows,), bool).at[
+      grad._valid_indices()].set(True, mode="drop")  # pylint: disable=protected-access
+  return touched.reshape((grad.num_rows,) + (1,) * (len(grad.shape) - 1))
 
 
 def _touched_updates(updates: Any, leaves: list[Any], treedef: Any) -> Any:

@@ -9,8 +9,9 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, map_leaves,
-                               one_minus_in_dtype, with_keras_base_arguments)
+from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
+                               with_keras_base_arguments)
+from jaxopt_port._tree import map_leaves
 
 
 class ScheduleFreeSlots(NamedTuple):

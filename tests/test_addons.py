@@ -8,12 +8,14 @@ a grid of each optimizer's arguments, at gradient scales 1 and 1e-4.
 
 import functools
 import inspect
+import warnings
 
 import jax
 import jaxopt_port
 import numpy as np
 import pytest
 from jaxopt_port import addons
+from jaxopt_port.addons import _conditional_gradient
 
 from tf_bridge import testing
 
@@ -43,8 +45,10 @@ def sgd_numpy(momentum=0.0, nesterov=False):
 
 
 def decoupled_numpy(inner, weight_decay):
-  def step(p, g, s, lr, t):
-    return inner(p - weight_decay * p, g, s, lr, t)
+  """TFA's DecoupledWeightDecayExtension; on a sparse gradient (`touched`:
+  its rows) only the touched rows decay before the inner step."""
+  def step(p, g, s, lr, t, touched=True):
+    return inner(p - weight_decay * p * touched, g, s, lr, t)
   return step
 
 
@@ -72,6 +76,37 @@ def rectified_adam_numpy(beta_1=0.9, beta_2=0.999, epsilon=1e-7,
     else:
       u = m_hat
     return p - lr * (u + weight_decay * p)
+  return step
+
+
+def adabelief_numpy(beta_1=0.9, beta_2=0.999, epsilon=1e-14,
+                    weight_decay=0.0, amsgrad=False, rectify=True,
+                    sma_threshold=5.0, total_steps=0, warmup_proportion=0.1,
+                    min_lr=0.0):
+  """TFA's AdaBelief; on a sparse gradient (`touched`: its rows) `v` grows
+  and `p` moves on the touched rows only (the moments decay everywhere)."""
+  def step(p, g, s, lr, t, touched=True):
+    if total_steps > 0:
+      warmup = total_steps * warmup_proportion
+      decay_steps = max(total_steps - warmup, 1)
+      lr = (lr * t / warmup if t <= warmup else
+            lr + (min_lr - lr) / decay_steps * min(t - warmup, decay_steps))
+    s["m"] = beta_1 * s.get("m", 0) + (1 - beta_1) * g
+    s["v"] = beta_2 * s.get("v", 0) + touched * (
+        (1 - beta_2) * (g - s["m"]) ** 2 + epsilon)
+    second = s["v"]
+    if amsgrad:
+      s["vhat"] = second = np.maximum(s.get("vhat", 0), s["v"])
+    m_hat = s["m"] / (1 - beta_1 ** t)
+    u = m_hat / (np.sqrt(second / (1 - beta_2 ** t)) + epsilon)
+    sma_inf = 2 / (1 - beta_2) - 1
+    sma = sma_inf - 2 * t * beta_2 ** t / (1 - beta_2 ** t)
+    if rectify and sma >= sma_threshold:
+      u = u * np.sqrt((sma - 4) * (sma - 2) * sma_inf
+                      / ((sma_inf - 4) * (sma_inf - 2) * sma))
+    elif rectify:
+      u = m_hat
+    return np.where(touched, p - lr * (u + weight_decay * p), p)
   return step
 
 
@@ -161,15 +196,21 @@ def proximal_adagrad_numpy(initial_accumulator_value=0.1,
 
 
 def lamb_numpy(beta_1=0.9, beta_2=0.999, epsilon=1e-6, weight_decay=0.0,
-               exclude=()):
+               exclude=(), exclude_adaptation=None):
+  """TFA's LAMB; `exclude` names the variables not decayed, and (unless
+  `exclude_adaptation` names others) not adapted."""
+  if exclude_adaptation is None:
+    exclude_adaptation = exclude
+
   def step(p, g, s, lr, t, name=""):
     s["m"] = s.get("m", 0) * beta_1 + g * (1 - beta_1)
     s["v"] = s.get("v", 0) * beta_2 + g * g * (1 - beta_2)
     u = (s["m"] / (1 - beta_1 ** t)) / (
         np.sqrt(s["v"] / (1 - beta_2 ** t)) + epsilon)
-    if name in exclude:
+    if name not in exclude:
+      u = u + weight_decay * p
+    if name in exclude_adaptation:
       return p - lr * u
-    u = u + weight_decay * p
     w_norm, u_norm = np.linalg.norm(p), np.linalg.norm(u)
     ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
     return p - ratio * lr * u
@@ -211,6 +252,11 @@ CASES = {
                              "beta_2": 0.9, "sma_threshold": 4.0},
                         {"total_steps": 80, "warmup_proportion": 0.2,
                          "min_lr": 1e-3, "epsilon": 1e-3}]),
+    "adabelief": (addons.adabelief, adabelief_numpy, 0.01,
+                  [{}, {"rectify": False, "weight_decay": 0.01,
+                        "amsgrad": True, "beta_2": 0.9},
+                   {"total_steps": 80, "warmup_proportion": 0.2,
+                    "min_lr": 1e-3, "epsilon": 1e-7, "sma_threshold": 4.0}]),
     "yogi": (addons.yogi, yogi_numpy, 0.01,
              [{}, {"l1_regularization_strength": 1e-3,
                    "l2_regularization_strength": 0.1},
@@ -297,6 +343,85 @@ def test_lamb_exclusions_match_paths():
       rtol=1e-5, atol=1e-6)
 
 
+def test_lamb_layer_adaptation_exclusion_alone():
+  """`exclude_from_layer_adaptation` without `exclude_from_weight_decay`:
+  the named variable decays but takes no trust ratio; the others both."""
+  initial, gradients = problem(1.0)
+  transform = addons.lamb(0.01, weight_decay=0.1,
+                          exclude_from_layer_adaptation=["variable_1"])
+  expected = numpy_trajectory(
+      lamb_numpy(weight_decay=0.1, exclude_adaptation=("variable_1",)), 0.01,
+      initial, gradients, names=True)
+  actual = testing.transform_trajectory(transform, initial, gradients)
+  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6)
+  # The exclusion binds: with both adapted the second variable parts.
+  adapted = numpy_trajectory(lamb_numpy(weight_decay=0.1), 0.01, initial,
+                             gradients, names=True)
+  assert np.max(np.abs(adapted[-1][1] - expected[-1][1])) > 1e-3
+
+
+# OptimizerV2's base arguments on TF Addons' ports (TFA's optimizers were
+# OptimizerV2 ones): `lr` for `learning_rate`, the `decay` of the rate,
+# clipping of each gradient. COCOB has no learning rate.
+BASE_OPTIONS = [{"lr": 0.02, "decay": 0.05}, {"clipvalue": 0.05},
+                {"clipnorm": 0.1}, {"global_clipnorm": 0.1}]
+
+
+def _clipped(grads, clipvalue=None, clipnorm=None, global_clipnorm=None):
+  grads = [np.clip(g, -clipvalue, clipvalue) if clipvalue else g
+           for g in grads]
+  if clipnorm:
+    grads = [g * clipnorm / max(np.linalg.norm(g), clipnorm) for g in grads]
+  if global_clipnorm:
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    grads = [g * global_clipnorm / max(norm, global_clipnorm) for g in grads]
+  return grads
+
+
+# ConditionalGradient steps along the normalized gradient: clipping it by
+# its norm cannot change the step (nothing to test there).
+BASE_GRID = [(name, options) for name in sorted(set(CASES) - {"cocob"})
+             for options in BASE_OPTIONS
+             if not (name == "conditional_gradient"
+                     and {"clipnorm", "global_clipnorm"} & set(options))]
+
+
+@pytest.mark.parametrize("name,options", BASE_GRID,
+                         ids=[f"{n}-{','.join(o)}" for n, o in BASE_GRID])
+def test_port_takes_optimizer_v2_base_arguments(name, options):
+  """Each port with OptimizerV2's `lr`, `decay` and clipping equals its
+  formula at `lr / (1 + decay * iterations)` on the clipped gradients, and
+  parts from the port without them."""
+  port, numpy_step, learning_rate, grid = CASES[name]
+  kwargs = grid[0]
+  initial, gradients = problem(1.0)
+  options = dict(options)
+  rate = options.pop("lr", learning_rate)
+  decay = options.pop("decay", 0.0)
+  params = [p.astype(np.float64) for p in initial]
+  states = [{} for _ in params]
+  expected = []
+  step = numpy_step(**kwargs)
+  for t, grads in enumerate(gradients, 1):
+    grads = _clipped([g.astype(np.float64) for g in grads], **options)
+    params = [np.asarray(step(p, g, s, rate / (1 + decay * (t - 1)), t))
+              for p, g, s in zip(params, grads, states)]
+    expected.append([p.copy() for p in params])
+  arguments = {**kwargs, **options, "learning_rate": learning_rate}
+  if rate != learning_rate:  # `lr` wins over `learning_rate`, as in Keras.
+    arguments.update(lr=rate, decay=decay)
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # `lr`, as Keras.
+    actual = testing.transform_trajectory(port(**arguments), initial,
+                                          gradients)
+  testing.compare_trajectories(actual, expected, rtol=1e-5, atol=2e-6,
+                               expected_name="numpy")
+  plain = testing.transform_trajectory(
+      port(**kwargs, learning_rate=learning_rate), initial, gradients)
+  assert max(np.max(np.abs(a - b)) for a, b in zip(actual[-1], plain[-1])
+             ) > 1e-4
+
+
 def test_decoupled_weight_decay_of_legacy_adam_is_adamw():
   """The general wrapper on any factory equals TFA's AdamW."""
   adamw = addons.decoupled_weight_decay(jaxopt_port.legacy.adam)
@@ -328,7 +453,7 @@ def test_nuclear_direction_equals_numpy_svd():
   matrix, whose top singular values are 1 % apart, where float32 LAPACK is
   2e-5 off), with leading axes batched; a zero gradient gives LAPACK's
   e1 e1^T. (In float64, test_float64_port_equals_formula: 1e-12.)"""
-  direction = jax.jit(addons._top_singular_direction)  # pylint: disable=protected-access
+  direction = jax.jit(_conditional_gradient._top_singular_direction)  # pylint: disable=protected-access
   rng = np.random.default_rng(5)
   dtype, rtol = np.float32, 1e-4
   for shape in [(1, 1), (1, 7), (7, 1), (3, 4), (40, 24), (24, 40),
@@ -377,6 +502,9 @@ def test_bridged_nuclear_conditional_gradient_runs_in_tensorflow(legacy):
 
 
 SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, "rows"),
+          ("adamw", {"weight_decay": 0.05}, "touched"),
+          ("adabelief", {"weight_decay": 0.01}, "touched"),
+          ("adabelief", {"rectify": False, "amsgrad": True}, "touched"),
           ("rectified_adam", {"weight_decay": 0.01}, "params"),
           ("yogi", {}, "params"),
           ("novograd", {"weight_decay": 0.01}, "rows"),
@@ -389,20 +517,24 @@ SPARSE = [("sgdw", {"weight_decay": 0.05, "momentum": 0.9}, "rows"),
                          ids=[s[0] + "".join(f"-{v}" for v in s[1].values()
                                              if isinstance(v, str))
                               for s in SPARSE])
-def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
+def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy, legacy):
   """On IndexedSlices (duplicates summed) TFA moves only the touched rows of
   the variable, and, where `lazy` is "rows", of its slots too ("params": the
   slots update everywhere). numpy: the dense formula, then untouched rows
-  restored."""
+  restored; "touched": TFA's sparse formula, told the touched rows (AdamW
+  decays only those; AdaBelief's `v` grows only there)."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
   import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
   from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
   port, numpy_step, learning_rate, _ = CASES[name]
   assert catalog.lookup(f"addons.{name}").sparse_rows(**kwargs) == lazy
   rng = np.random.default_rng(3)
   value = rng.standard_normal((6, 3)).astype(np.float32)
-  optimizer_class = getattr(tf_bridge.legacy.addons,
-                            catalog.lookup(f"addons.{name}").class_name)
+  optimizer_class = getattr(
+      tf_bridge.legacy.addons if legacy else tf_bridge.addons,
+      catalog.lookup(f"addons.{name}").class_name)
   optimizer = optimizer_class(learning_rate=learning_rate, **kwargs)
   variable = tf.Variable(value, name="embedding")
   step = numpy_step(**kwargs)
@@ -415,8 +547,12 @@ def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
     np.add.at(dense, indices, values)
     untouched = sorted(set(range(6)) - set(indices.tolist()))
     old_state = {k: np.copy(v) for k, v in state.items()}
-    new = step(expected, dense, state, learning_rate, t)
-    new[untouched] = expected[untouched]
+    if lazy == "touched":
+      mask = np.isin(np.arange(6), indices)[:, None]
+      new = step(expected, dense, state, learning_rate, t, touched=mask)
+    else:
+      new = step(expected, dense, state, learning_rate, t)
+      new[untouched] = expected[untouched]
     if lazy == "rows":
       for key, slot in state.items():
         if np.shape(slot) == expected.shape:  # (Created at step 1.)
@@ -431,30 +567,40 @@ def test_bridged_sparse_follows_tfa_sparse_path(name, kwargs, lazy):
                                atol=1e-6, err_msg=f"step {t}")
 
 
-def test_decay_var_list_decays_only_the_listed_variables():
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
+def test_decay_var_list_decays_only_the_listed_variables(legacy):
   """TFA's `apply_gradients(..., decay_var_list=)` and `minimize(...,
-  decay_var_list=)` on the bridged AdamW, eagerly and in a tf.function: the
-  listed variables follow AdamW's formula, the others Adam's; without a
-  list (or with an empty one) every variable decays, as in TFA."""
+  decay_var_list=)` (Keras 3: `apply(..., decay_var_list=)`) on the bridged
+  AdamW, eagerly and in a
+  tf.function: the listed variables follow AdamW's formula, the others
+  Adam's; without a list (or with an empty one) every variable decays, as
+  in TFA."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
   import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
   initial, gradients = testing.seeded_problem(12, seed=6, grad_scale=1.0)
   adamw, adam = decoupled_numpy(adam_numpy(), 0.05), adam_numpy()
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
   for in_function in (False, True):
-    optimizer = tf_bridge.legacy.addons.AdamW(0.05, 0.01)
+    optimizer = module.AdamW(0.05, 0.01)
     variables = [tf.Variable(v, name=f"v{i}") for i, v in enumerate(initial)]
     want = [v.astype(np.float64) for v in initial]
     states = [{} for _ in initial]
 
-    def apply(grads, decayed):
-      optimizer.apply_gradients(zip(grads, variables),
-                                decay_var_list=[variables[i] for i in decayed])
+    def apply(grads, decayed, through_apply=False):
+      listed = [variables[i] for i in decayed]
+      if through_apply:  # Keras 3's `apply(grads, variables)`.
+        optimizer.apply(grads, variables, decay_var_list=listed)
+      else:
+        optimizer.apply_gradients(zip(grads, variables),
+                                  decay_var_list=listed)
 
     apply = tf.function(apply) if in_function else apply
     for t, step in enumerate(gradients, 1):
       decayed = [(0, 2), (1,), (), (0, 1, 2)][t % 4]
-      if t % 3:
-        apply([tf.constant(g) for g in step], decayed)
+      if t % 3 or not legacy:
+        apply([tf.constant(g) for g in step], decayed,
+              through_apply=not legacy and t % 3 == 0)
       else:
         optimizer.minimize(
             lambda: sum(tf.reduce_sum(v * g) for v, g in zip(variables, step)),
@@ -504,6 +650,70 @@ def test_extend_with_decoupled_weight_decay_of_legacy_classes():
       expected_name="SGDW")
   with pytest.raises(TypeError, match="Received: base_optimizer=<class 'int'>"):
     tfa.extend_with_decoupled_weight_decay(int)
+
+
+@pytest.mark.parametrize("base,kwargs,mode", [
+    ("Adam", {}, "touched"), ("SGD", {"momentum": 0.9}, "rows"),
+    ("Nadam", {}, "touched")], ids=["Adam", "SGD", "Nadam"])
+def test_extended_class_decays_touched_rows_of_sparse_gradients(base, kwargs,
+                                                                mode):
+  """`extend_with_decoupled_weight_decay(base)` on IndexedSlices, TFA's
+  sparse path: the touched rows decay, then the base's own sparse step runs
+  (lazy for SGD, moments everywhere for Adam, Nadam's variable on touched
+  rows only): equal to decaying those rows by hand and applying the bridged
+  base class."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  from jaxopt_port import sparse_mode  # pylint: disable=import-outside-toplevel
+  base_class = getattr(tf_bridge.legacy, base)
+  extended = tfa.extend_with_decoupled_weight_decay(base_class)(
+      0.05, learning_rate=0.05, **kwargs)
+  assert sparse_mode(extended._fused.transform(0.05)) == mode  # pylint: disable=protected-access
+  plain = base_class(learning_rate=0.05, **kwargs)
+  rng = np.random.default_rng(8)
+  value = rng.standard_normal((6, 3)).astype(np.float32)
+  decayed, by_hand = tf.Variable(value), tf.Variable(value)
+  for _ in range(12):
+    indices = rng.integers(0, 6, size=4).astype(np.int32)
+    values = rng.standard_normal((4, 3)).astype(np.float32)
+    mask = np.isin(np.arange(6), indices)[:, None].astype(np.float32)
+    grad = tf.IndexedSlices(tf.constant(values), tf.constant(indices),
+                            tf.constant([6, 3]))
+    extended.apply_gradients([(grad, decayed)])
+    by_hand.assign(by_hand.numpy() - 0.05 * by_hand.numpy() * mask)
+    plain.apply_gradients([(grad, by_hand)])
+    np.testing.assert_allclose(decayed.numpy(), by_hand.numpy(), rtol=1e-6,
+                               atol=1e-7)
+  assert np.max(np.abs(decayed.numpy() - value)) > 0.1
+
+
+def test_decoupled_decay_tells_a_touched_inner_transform_its_rows():
+  """`decoupled_weight_decay` of a transform that learns the touched rows
+  (AdaBelief): on RowSparse gradients it decays those rows and passes them
+  on, equal to decaying them by hand and running the transform."""
+  def belief(learning_rate=0.01):
+    return addons.adabelief(learning_rate=learning_rate)
+
+  decoupled = addons.decoupled_weight_decay(belief)(0.05)
+  assert jaxopt_port.sparse_mode(decoupled) == "touched"
+  inner = belief()
+  rng = np.random.default_rng(9)
+  params = by_hand = jax.numpy.asarray(rng.standard_normal((6, 3)),
+                                       jax.numpy.float32)
+  state, inner_state = decoupled.init(params), inner.init(params)
+  for _ in range(6):
+    indices = rng.integers(0, 6, size=3)
+    grad = jaxopt_port.RowSparse(jax.numpy.asarray(indices),
+                                 jax.numpy.asarray(rng.standard_normal((3, 3)),
+                                                   jax.numpy.float32), 6)
+    updates, state = decoupled.update(grad, state, params)
+    params = jaxopt_port.apply_updates(params, updates)
+    mask = np.isin(np.arange(6), indices)[:, None]
+    by_hand = jax.numpy.where(mask, by_hand - 0.05 * by_hand, by_hand)
+    updates, inner_state = inner.update(grad, inner_state, by_hand)
+    by_hand = jaxopt_port.apply_updates(by_hand, updates)
+    np.testing.assert_allclose(params, by_hand, rtol=1e-6, atol=1e-7)
 
 
 def test_tfa_names_of_hyperparameters_and_slots():
@@ -563,6 +773,12 @@ TFA_SIGNATURES = {
               ("amsgrad", False), ("name", "AdamW")],
     "SGDW": [("weight_decay", REQUIRED), ("learning_rate", 0.001),
              ("momentum", 0.0), ("nesterov", False), ("name", "SGDW")],
+    "AdaBelief": [("learning_rate", 0.001), ("beta_1", 0.9),
+                  ("beta_2", 0.999), ("epsilon", 1e-14),
+                  ("weight_decay", 0.0), ("amsgrad", False),
+                  ("rectify", True), ("sma_threshold", 5.0),
+                  ("total_steps", 0), ("warmup_proportion", 0.1),
+                  ("min_lr", 0.0), ("name", "AdaBelief")],
     "LazyAdam": [("learning_rate", 0.001), ("beta_1", 0.9),
                  ("beta_2", 0.999), ("epsilon", 1e-7), ("amsgrad", False),
                  ("name", "LazyAdam")],
@@ -598,6 +814,8 @@ TFA_SIGNATURES = {
                       ("dynamic_decay", False), ("name", "MovingAverage")],
     "SWA": [("optimizer", REQUIRED), ("start_averaging", 0),
             ("average_period", 10), ("name", "SWA")],
+    "MultiOptimizer": [("optimizers_and_layers", None),
+                       ("optimizer_specs", None), ("name", "MultiOptimizer")],
     "Lookahead": [("optimizer", REQUIRED), ("sync_period", 6),
                   ("slow_step_size", 0.5), ("name", "Lookahead")],
     # TFA's second argument is `use_locking`, a TF1 locking flag with no

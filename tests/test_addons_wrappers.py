@@ -296,3 +296,124 @@ def test_cocob_takes_alpha_first_as_tfa():
 
   np.testing.assert_array_equal(run(cocob(20)), run(cocob(alpha=20)))
   assert not np.allclose(run(cocob(20)), run(cocob()))
+
+
+def _two_layer_model(layers):
+  model = tf_keras.Sequential([tf_keras.Input((4,)), layers.Dense(3),
+                               layers.Dense(2)])
+  model.set_weights([np.linspace(-1, 1, w.size).reshape(w.shape)
+                     .astype(np.float32) for w in model.get_weights()])
+  return model
+
+
+def test_multi_optimizer_routes_each_layer_to_its_optimizer(tmp_path):
+  """TFA's `MultiOptimizer` in `model.fit`: the first layer follows bridged
+  Adam, the second bridged SGD with momentum, each equal to its native
+  tf_keras optimizer applied to that layer alone (a GradientTape loop);
+  the config round-trips and a checkpoint restores the inner optimizers'
+  slots."""
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((64, 4)).astype(np.float32)
+  y = rng.standard_normal((64, 2)).astype(np.float32)
+  model = _two_layer_model(tf_keras.layers)
+  multi = tf_bridge.legacy.addons.MultiOptimizer([
+      (tf_bridge.legacy.Adam(0.01), model.layers[0]),
+      (tf_bridge.legacy.SGD(0.05, momentum=0.9), [model.layers[1]])])
+  model.compile(optimizer=multi, loss="mse")
+  model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+
+  reference = _two_layer_model(tf_keras.layers)
+  natives = [(tf_keras.optimizers.legacy.Adam(0.01), reference.layers[0]),
+             (tf_keras.optimizers.legacy.SGD(0.05, momentum=0.9),
+              reference.layers[1])]
+  for _ in range(2):
+    for start in range(0, 64, 16):
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(
+            reference(x[start:start + 16]) - y[start:start + 16]))
+      grads = tape.gradient(loss, reference.trainable_weights)
+      for optimizer, layer in natives:
+        optimizer.apply_gradients([
+            (g, v) for g, v in zip(grads, reference.trainable_weights)
+            if any(v is w for w in layer.trainable_weights)])
+  initial = _two_layer_model(tf_keras.layers).get_weights()
+  for got, want, start in zip(model.get_weights(), reference.get_weights(),
+                              initial):
+    assert np.max(np.abs(want - start)) > 1e-2
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  assert int(multi.iterations) == 8
+  assert repr(multi) == "Multi Optimizer with 2 optimizer layer pairs"
+
+  config = multi.get_config()
+  rebuilt = tf_bridge.legacy.addons.MultiOptimizer.from_config(config)
+  assert [type(s["optimizer"]) for s in rebuilt.optimizer_specs] == [
+      tf_bridge.legacy.Adam, tf_bridge.legacy.SGD]
+  assert rebuilt.optimizer_specs[1]["weights"] == [
+      v.name for v in model.layers[1].weights]
+
+  adam = multi.optimizer_specs[0]["optimizer"]
+  kernel = model.layers[0].kernel
+  saved = adam.get_slot(kernel, "m").numpy()
+  path = tf.train.Checkpoint(model=model, optimizer=multi).save(
+      str(tmp_path / "multi"))
+  adam.get_slot(kernel, "m").assign(np.zeros_like(saved))
+  tf.train.Checkpoint(model=model, optimizer=multi).restore(
+      path).assert_existing_objects_matched()
+  np.testing.assert_array_equal(adam.get_slot(kernel, "m").numpy(), saved)
+  with pytest.raises(RuntimeError, match="Must specify one of"):
+    tf_bridge.legacy.addons.MultiOptimizer()
+
+
+def test_keras3_multi_optimizer_routes_each_layer_to_its_optimizer(tmp_path):
+  """`tf_bridge.addons.MultiOptimizer` in Keras 3's `model.fit`: each layer
+  equal to its native Keras 3 optimizer applied to it alone; `.keras` files
+  keep the inner optimizers' variables."""
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((64, 4)).astype(np.float32)
+  y = rng.standard_normal((64, 2)).astype(np.float32)
+
+  def make():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
+                              keras.layers.Dense(2)])
+    model.set_weights([np.linspace(-1, 1, w.size).reshape(w.shape)
+                       .astype(np.float32) for w in model.get_weights()])
+    return model
+
+  model = make()
+  multi = tf_bridge.addons.MultiOptimizer([
+      (tf_bridge.Adam(0.01), model.layers[0]),
+      (tf_bridge.SGD(0.05, momentum=0.9), [model.layers[1]])])
+  model.compile(optimizer=multi, loss="mse")
+  model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+
+  reference = make()
+  natives = [(keras.optimizers.Adam(0.01), reference.layers[0]),
+             (keras.optimizers.SGD(0.05, momentum=0.9), reference.layers[1])]
+  for _ in range(2):
+    for start in range(0, 64, 16):
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(
+            reference(x[start:start + 16]) - y[start:start + 16]))
+      grads = tape.gradient(loss, reference.trainable_weights)
+      for optimizer, layer in natives:
+        optimizer.apply_gradients([
+            (g, v) for g, v in zip(grads, reference.trainable_weights)
+            if any(v is w for w in layer.trainable_weights)])
+  for got, want, start in zip(model.get_weights(), reference.get_weights(),
+                              make().get_weights()):
+    assert np.max(np.abs(want - start)) > 1e-2
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  assert int(multi.iterations) == 8
+
+  path = str(tmp_path / "multi.keras")
+  model.save(path)
+  loaded = keras.models.load_model(path)
+  assert type(loaded.optimizer) is tf_bridge.addons.MultiOptimizer
+  for spec, restored in zip(multi.optimizer_specs,
+                            loaded.optimizer.optimizer_specs):
+    assert type(restored["optimizer"]) is type(spec["optimizer"])
+    assert restored["weights"] == spec["weights"]
+    saved = spec["optimizer"].variables
+    assert len(saved) > 2  # Its slots, not only its counters.
+    for want, got in zip(saved, restored["optimizer"].variables):
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -104,3 +104,78 @@ def test_the_documented_api_command_builds_the_reference(tmp_path):
                      ("tf_bridge.html", "state_from_keras"),
                      ("tf_bridge/legacy.html", "keras_optimizer")]:
     assert text in (tmp_path / page).read_text(), page
+
+
+def test_architecture_names_real_files_and_methods():
+  """Every file and every `Class.method` docs/architecture.md names
+  exists, so the page cannot drift from the code unnoticed."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  from jaxopt_port import _base  # pylint: disable=import-outside-toplevel
+  from tf_bridge import _bridge, _fused  # pylint: disable=import-outside-toplevel
+  from tf_bridge.legacy import _optimizer  # pylint: disable=import-outside-toplevel
+  root = pathlib.Path(__file__).resolve().parents[1]
+  text = (root / "docs" / "architecture.md").read_text()
+  packages = ["tf_bridge", "tf_bridge/legacy", "jaxopt_port"]
+  files = set(re.findall(r"[\w/]+\.py", text))
+  assert len(files) >= 20
+  missing = [name for name in files
+             if not (root / name).exists()
+             and not any((root / package / name).exists()
+                         for package in packages)]
+  assert not missing
+  classes = {"Keras3Optimizer": tf_bridge.Keras3Optimizer,
+             "LegacyOptimizer": _optimizer.LegacyOptimizer,
+             "BridgedOptimizer": _bridge.BridgedOptimizer,
+             "FusedTransform": _fused.FusedTransform}
+  named = [(c, m) for c, m in re.findall(r"`(\w+)\.(\w+)`", text)
+           if c in classes]
+  assert len(named) >= 8
+  assert [(c, m) for c, m in named if not hasattr(classes[c], m)] == []
+  for hook in ("_default_positional", "_class_signature", "_register",
+               "_package_of", "_native_positional"):
+    assert hook in text and hasattr(_bridge.BridgedOptimizer, hook)
+  assert hasattr(_base, "keras_transform") and hasattr(_base,
+                                                       "legacy_transform")
+
+
+# `tfa.optimizers` 0.23's public names (its `__init__`; TFA cannot be
+# installed beside TensorFlow 2.21).
+TFA_NAMES = {
+    "AdaBelief", "AdamW", "AveragedOptimizerWrapper", "COCOB",
+    "ConditionalGradient", "CyclicalLearningRate",
+    "DecoupledWeightDecayExtension", "ExponentialCyclicalLearningRate",
+    "KerasLegacyOptimizer", "LAMB", "LazyAdam", "Lookahead", "MovingAverage",
+    "MultiOptimizer", "NovoGrad", "ProximalAdagrad", "RectifiedAdam", "SGDW",
+    "SWA", "Triangular2CyclicalLearningRate",
+    "TriangularCyclicalLearningRate", "Yogi",
+    "extend_with_decoupled_weight_decay"}
+
+
+def test_migrating_table_covers_every_tfa_name():
+  """docs/migrating.md's TF Addons table: one row per TFA name, and every
+  replacement it names exists (in `tf_bridge.addons`,
+  `tf_bridge.legacy.addons`, `jaxopt_port.addons`, or by full path)."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  from jaxopt_port import addons  # pylint: disable=import-outside-toplevel
+  text = (pathlib.Path(__file__).resolve().parents[1] / "docs"
+          / "migrating.md").read_text()
+  rows = re.findall(r"^\| `(\w+)` \| (.*?) \| (.*?) \| (.*?) \| .* \|$",
+                    text.split("## From TensorFlow Addons")[1].split("\n## ")[0],
+                    flags=re.M)
+  assert {row[0] for row in rows} == TFA_NAMES
+  assert len(rows) == len(TFA_NAMES)
+  modules = (tf_bridge.addons, tf_bridge.legacy.addons, addons)
+  for name, *cells in rows:
+    for module, cell in zip(modules, cells):
+      if cell == "-":
+        continue
+      replacement = cell.strip("`")
+      if "." in replacement:
+        module_path, attribute = replacement.rsplit(".", 1)
+        assert hasattr(importlib.import_module(module_path), attribute), (
+            name, replacement)
+      else:
+        assert hasattr(module, replacement), (name, module.__name__,
+                                              replacement)

@@ -1,7 +1,8 @@
 """TensorFlow/Keras side: the ports as real Keras optimizers, and parity.
 
 `tf_bridge.<Name>` is a Keras 3 optimizer (`keras.optimizers.Optimizer`) for
-every Keras 3 port in the catalog (`tf_bridge.catalog`), and
+every Keras 3 port in the catalog (`tf_bridge.catalog`; the classes are in
+`tf_bridge.optimizers`, all derived from `tf_bridge.Keras3Optimizer`), and
 `tf_bridge.keras_optimizer(factory)` makes one from any optax transform
 factory. The OptimizerV2 classes live in `tf_bridge.legacy`; TF1's and TF
 Addons' optimizers in `tf_bridge.tf1` and `tf_bridge.addons` (and
@@ -12,16 +13,14 @@ optimizer step by step; `python -m tf_bridge.parity` reports it.
 optimizer state between a native Keras optimizer and its JAX port.
 """
 
-from tf_bridge import _fused, catalog
-from tf_bridge._keras3 import keras_optimizer
+from tf_bridge import catalog
+from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer
 from tf_bridge._state import port_for, state_from_keras, state_to_keras
+from tf_bridge.optimizers import *  # pylint: disable=wildcard-import
+from tf_bridge.optimizers import __all__ as _optimizers
 
-_CLASSES = _fused.declared_classes(
-    keras_optimizer,
-    [d for d in catalog.CATALOG if d.generation == catalog.KERAS], __name__)
-globals().update(_CLASSES)
-__all__ = ["catalog", "keras_optimizer", "port_for", "state_from_keras",
-           "state_to_keras", *_CLASSES]
+__all__ = ["catalog", "Keras3Optimizer", "keras_optimizer", "port_for",
+           "state_from_keras", "state_to_keras", *_optimizers]
 
 
 def __getattr__(name: str):

@@ -14,8 +14,6 @@ import contextlib
 import dataclasses
 import functools
 import inspect
-import sys
-import warnings
 from typing import Any, Callable, Sequence
 
 import jax
@@ -25,13 +23,11 @@ import numpy as np
 import optax
 
 import jaxopt_port
-from jaxopt_port import _base, _row_sparse
+from jaxopt_port import _row_sparse
+from jaxopt_port._base import weight_decay_term
 from jaxopt_port._nonfinite import all_finite
-
-# The arguments Keras's base classes take (and apply themselves).
-KERAS_BASE_ARGUMENTS = tuple(_base.KERAS_BASE_ARGUMENTS)
-LEGACY_BASE_ARGUMENTS = tuple(_base.LEGACY_BASE_ARGUMENTS)
-
+from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
+                                  stand_in)
 
 @dataclasses.dataclass(frozen=True)
 class StateLeaf:
@@ -61,304 +57,6 @@ class StateLeaf:
     return (_numpy_dtype(variable.dtype) == self.value.dtype and tuple(variable.shape) == self.value.shape)
 
 
-def factory_arguments(factory: Callable[..., Any],
-                      base_arguments: Sequence[str]) -> dict[str, Any]:
-  """The factory's own keyword arguments and defaults (not Keras's, not lr)."""
-  signature = inspect.signature(factory)
-  own = {}
-  for name, parameter in signature.parameters.items():
-    if name == "learning_rate" or name in base_arguments:
-      continue
-    if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-      continue
-    own[name] = (None if parameter.default is inspect.Parameter.empty
-                 else parameter.default)
-  return own
-
-
-def positional_names(factory: Callable[..., Any]) -> list[str]:
-  """The factory's positional-or-keyword parameters, in order: the bridged
-  constructor takes them positionally too, like Keras's own classes."""
-  return [name for name, parameter in
-          inspect.signature(factory).parameters.items()
-          if parameter.kind == parameter.POSITIONAL_OR_KEYWORD]
-
-
-def legacy_class_signature(factory: Callable[..., Any], class_name: str,
-                           host_arguments: Sequence[str],
-                           positional: Sequence[str]) -> inspect.Signature:
-  """An OptimizerV2 class's constructor signature, as `inspect.signature`
-  and `help()` show it: the `positional` arguments in order (`name` among
-  them, as OptimizerV2's classes take it), then keyword-only the factory's
-  other arguments and OptimizerV2's base arguments (its gradient aggregator
-  and transformers too) and `skip_nonfinite`."""
-  keyword = inspect.Parameter.KEYWORD_ONLY
-  parameters = {p.name: p for p in
-                inspect.signature(factory).parameters.values()}
-  parameters["name"] = inspect.Parameter(
-      "name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=class_name)
-  taken = set(parameters)
-  return inspect.Signature(
-      [parameters[name].replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
-       for name in positional]
-      + [p.replace(kind=keyword) for name, p in parameters.items()
-         if name not in positional]
-      + [inspect.Parameter(argument, keyword, default=None)
-         for argument in host_arguments if argument not in taken]
-      + [inspect.Parameter(argument, keyword, default=default)
-         for argument, default in (("gradient_aggregator", None),
-                                   ("gradient_transformers", None),
-                                   ("skip_nonfinite", False))])
-
-
-def bind_positional(class_name: str, names: Sequence[str], args: tuple,
-                    kwargs: dict[str, Any]) -> dict[str, Any]:
-  """`kwargs` with `args` bound to `names`, refusing duplicates."""
-  if len(args) > len(names):
-    raise TypeError(f"{class_name}() takes at most {len(names)} positional "
-                    f"arguments ({', '.join(names)}); {len(args)} were given.")
-  bound = dict(kwargs)
-  for name, value in zip(names, args):
-    if name in bound:
-      raise TypeError(f"{class_name}() got multiple values for argument "
-                      f"'{name}'")
-    bound[name] = value
-  return bound
-
-
-def host_base_arguments(factory: Callable[..., Any],
-                        base_arguments: Sequence[str]) -> list[str]:
-  """The host's base arguments, less those a `jaxopt_port` declaration takes
-  as its own (TF1's RMSProp `decay` is its mean-square decay, not
-  OptimizerV2's learning-rate decay, which that class then lacks)."""
-  make = getattr(factory, "make_update_step", None)
-  own = set() if make is None else (
-      set(inspect.signature(make).parameters) - set(factory.base_arguments))
-  return [argument for argument in base_arguments if argument not in own]
-
-
-class AveragedOptimizer:
-  """TFA's `assign_average_vars` for bridged MovingAverage and SWA."""
-
-  def assign_average_vars(self, var_list: Sequence[Any]) -> Any:
-    """Sets each variable of `var_list` to its average from the state (as
-    TFA's `AveragedOptimizerWrapper.assign_average_vars`, e.g. before
-    evaluating or saving the averaged model); a variable without one is
-    skipped with TFA's warning. Returns the assignments as one op (what a
-    TF1 session runs)."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    averages = self._fused.averages(self._built_variables() or [],
-                                    self._state_variables)
-    assignments = []
-    for variable in var_list:
-      average = averages.get(id(variable))
-      if average is None:
-        warnings.warn(
-            f"Unable to assign average slot to {_variable_name(variable)} : "
-            f"{type(self).__name__} keeps no average of it (it was not "
-            "built for it).", stacklevel=2)
-        continue
-      assignments.append(variable.assign(average))
-    return tf.group(assignments)
-
-
-def serialized_arguments(arguments: dict[str, Any],
-                         factory: Callable[..., Any]) -> dict[str, Any]:
-  """`arguments` for `get_config`: an inner bridged optimizer as its
-  registered name and config (plain data); a tensor, variable or callable
-  hyperparameter as its current number (OptimizerV2's
-  `_serialize_hyperparameter`)."""
-  def serialized(name, value):
-    if is_bridged(value):
-      return {"class_name": f"{type(value).__module__}>{type(value).__name__}",
-              "config": value.get_config()}
-    if _is_runtime(factory, name, value) and not is_schedule(value):
-      return float(_stand_in(value))
-    # As JSON keeps it (Keras's own configs hold lists).
-    return list(value) if isinstance(value, tuple) else value
-
-  return {k: serialized(k, v) for k, v in arguments.items()}
-
-
-def _stand_in(value: Any) -> np.ndarray:
-  """A runtime hyperparameter's current value as a float32 array (an array,
-  not a number: a port keeps the state a nonzero value needs), evaluated
-  eagerly; 0.5 where it cannot be (a TF1 graph's tensor)."""
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  with tf.init_scope():
-    current = runtime_value(value, 0)
-    number = (current.numpy() if hasattr(current, "numpy")
-              else tf.get_static_value(current) if tf.is_tensor(current)
-              else current)
-  return np.asarray(0.5 if number is None else number, np.float32)
-
-
-def deserialized_arguments(arguments: dict[str, Any],
-                           registered: Callable[[str], Any]) -> dict[str, Any]:
-  """The reverse: an inner optimizer's config becomes the optimizer again,
-  its class found by name in Keras's registry (`registered`) among the
-  bridge's classes, never by evaluating anything; a numpy scalar (what
-  OptimizerV2's configs hold for hyperparameter variables) becomes the
-  Python number it holds, so it decides the state as that number would
-  (SGD's momentum of 0 keeps no slot)."""
-  resolved = {}
-  for key, value in arguments.items():
-    if isinstance(value, np.generic):
-      value = value.item()
-    elif isinstance(value, dict) and "class_name" in value:
-      optimizer_class = registered(value["class_name"])
-      if getattr(optimizer_class, "_fused_class", False) is not True:
-        raise ValueError(
-            f"`{key}` holds a serialized object named "
-            f"{value['class_name']!r}: only a registered tf_bridge optimizer "
-            "may appear there (configs are plain data).")
-      value = optimizer_class.from_config(value["config"])
-    resolved[key] = value
-  return resolved
-
-
-def required_arguments(factory: Callable[..., Any]) -> list[str]:
-  """The factory's arguments without a default (TF1's `learning_rate`)."""
-  return [name for name, parameter in
-          inspect.signature(factory).parameters.items()
-          if parameter.default is inspect.Parameter.empty
-          and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD,
-                                 parameter.KEYWORD_ONLY)]
-
-
-def check_arguments(class_name: str, kwargs: dict[str, Any],
-                    factory: Callable[..., Any], own: dict[str, Any],
-                    base: Sequence[str], base_label: str) -> None:
-  """Refuses unknown keyword arguments and missing required ones."""
-  unknown = sorted(set(kwargs) - set(own) - set(base) - {"learning_rate"})
-  if unknown:
-    raise TypeError(
-        f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
-        f"takes {sorted(own)} and {base_label}'s base arguments.")
-  given = set(kwargs) | ({"learning_rate"} if "lr" in kwargs else set())
-  missing = [name for name in required_arguments(factory)
-             if name not in given]
-  if missing:
-    raise TypeError(f"{class_name}() missing required argument(s): "
-                    f"{', '.join(missing)}")
-
-
-def declared_classes(keras_optimizer: Callable[..., type],
-                     declarations: Sequence[Any], module: str
-                     ) -> dict[str, type]:
-  """Classes for catalog declarations, by class name, made by the host's
-  `keras_optimizer` (Keras 3's or OptimizerV2's)."""
-  classes = {}
-  for d in declarations:
-    options = {} if d.slots_by_variable is None else {
-        "slots_by_variable": d.slots_by_variable}
-    if d.methods:
-      options["mixins"] = d.methods
-    positional = d.native_positional() if d.bridge_path == module else ()
-    if positional:
-      options["positional"] = positional
-    hyperparameters = d.optimizer_v2_hyperparameters()
-    if hyperparameters:
-      options["hyperparameters"] = hyperparameters
-      options["unread_hyperparameters"] = d.unread_hyperparameters
-    classes[d.class_name] = keras_optimizer(
-        d.port, name=d.class_name, module=module, native_names=d.native_names,
-        **options)
-  return classes
-
-
-def with_argument_names(class_name: str, kwargs: dict[str, Any],
-                        native_names: dict[str, str]) -> dict[str, Any]:
-  """`kwargs` with the native class's names of arguments (a catalog
-  declaration's `native_names`) replaced by the port's."""
-  kwargs = dict(kwargs)
-  for native, own in native_names.items():
-    if native in kwargs:
-      if own in kwargs:
-        raise TypeError(f"{class_name}() got both {native!r} and {own!r}, "
-                        "two names of one argument.")
-      kwargs[own] = kwargs.pop(native)
-  return kwargs
-
-
-def inner_optimizer(value: Any, bridged_module: Any,
-                    native_get: Callable[[str], Any]) -> Any:
-  """A wrapper's `optimizer` argument as a bridged optimizer: one already,
-  or made from an optimizer name (`"adam"`) or a native optimizer (its
-  config), as TF Addons' wrappers take all three.
-
-  Args:
-    value: The argument.
-    bridged_module: Where the host's bridged classes live
-      (`tf_bridge.legacy` or `tf_bridge`).
-    native_get: The host's `optimizers.get`, from a name to a native
-      optimizer.
-  """
-  if is_bridged(value):
-    return value
-  if isinstance(value, str):
-    value = native_get(value)
-  get_config = getattr(value, "get_config", None)
-  bridged = getattr(bridged_module, type(value).__name__, None)
-  if get_config is None or bridged is None or not hasattr(
-      bridged, "_fused_class"):
-    raise TypeError(
-        "optimizer is not an object of tf.keras.optimizers.Optimizer (nor "
-        f"an optimizer name): got {value!r}, of type "
-        f"{type(value).__name__}, which has no class in "
-        f"{bridged_module.__name__}.")
-  accepted = set(inspect.signature(bridged.port).parameters) | {"name"}
-  return bridged(**{key: item for key, item in get_config().items()
-                    if key in accepted})
-
-
-def is_bridged(value: Any) -> bool:
-  """A Keras optimizer made by the bridge (a wrapper's inner optimizer)."""
-  return isinstance(getattr(value, "_fused", None), FusedTransform)
-
-
-def learning_rate_default(factory: Callable[..., Any], fallback: float) -> Any:
-  """The factory's default learning rate (`inspect.Parameter.empty` if it
-  requires one); `fallback` for a factory that takes none."""
-  parameter = inspect.signature(factory).parameters.get("learning_rate")
-  return fallback if parameter is None else parameter.default
-
-
-def is_schedule(value: Any) -> bool:
-  """A Keras 3 or tf_keras `LearningRateSchedule` (without importing
-  either)."""
-  return any(base.__name__ == "LearningRateSchedule"
-             for base in type(value).__mro__)
-
-
-def _is_runtime(factory: Callable[..., Any], name: str, value: Any) -> bool:
-  """A numeric hyperparameter given as something TensorFlow evaluates (a
-  tensor, a variable, a callable, a schedule), as OptimizerV2's `_set_hyper`
-  takes them: fed to the step each time it runs, not read when it is
-  traced."""
-  tf = sys.modules.get("tensorflow")
-  if tf is None or is_bridged(value) or isinstance(value, (type, str)):
-    return False
-  parameter = inspect.signature(factory).parameters.get(name)
-  numeric = parameter is not None and (
-      parameter.default is inspect.Parameter.empty
-      or (isinstance(parameter.default, (int, float))
-          and not isinstance(parameter.default, bool)))
-  return numeric and (tf.is_tensor(value) or isinstance(value, tf.Variable)
-                      or callable(value))
-
-
-def runtime_value(value: Any, iterations: Any) -> Any:
-  """A runtime hyperparameter's current value, in TensorFlow: a schedule
-  of Keras's `iterations` (TF Addons' weight decay schedules), a callable's
-  result, a tensor's or variable's value."""
-  if is_schedule(value):
-    return value(iterations)
-  if callable(value) and not hasattr(value, "read_value"):
-    return value()
-  return value
-
-
 class FusedTransform:
   """`factory(learning_rate=lr, **arguments)` over a Keras variable list.
 
@@ -382,6 +80,8 @@ class FusedTransform:
     self._takes_learning_rate = (
         "learning_rate" in inspect.signature(factory).parameters)
     self._steps: dict[Any, Any] = {}
+    # Counts the changes of arguments and layout (a host's caches key on it).
+    self.version = 0
     self._fed: dict[str, Callable[[], Any]] = {}
     # The state's layout, set by `initial_state`.
     self.keys: list[str] = []
@@ -402,7 +102,8 @@ class FusedTransform:
   @functools.cached_property
   def sparse_rows(self) -> str | None:
     """How the transform takes a sparse gradient (`jaxopt_port.sparse_mode`:
-    "rows", "params" or "dense"), or None: the bridge densifies it."""
+    "rows", "params", "touched" or "dense"), or None: the bridge densifies
+    it."""
     return jaxopt_port.sparse_mode(self._algorithm(0.001))
 
   def argument(self, name: str) -> Any:
@@ -442,8 +143,12 @@ class FusedTransform:
     except Exception:
       self._arguments[name] = previous
       raise
-    self._steps.clear()
+    self._changed()
     self.__dict__.pop("sparse_rows", None)
+
+  def _changed(self) -> None:
+    self._steps.clear()
+    self.version += 1
 
   def transform(self, learning_rate: Any, runtime: dict[str, Any] | None = None
                 ) -> optax.GradientTransformation:
@@ -460,7 +165,7 @@ class FusedTransform:
     schedules, or read from the host (`feed`), in the order `rate_inputs`
     feeds them."""
     return tuple(k for k, v in self._arguments.items()
-                 if k in self._fed or _is_runtime(self._factory, k, v))
+                 if k in self._fed or is_runtime(self._factory, k, v))
 
   def feed(self, name: str, read: Callable[[], Any]) -> None:
     """Feeds hyperparameter `name` to each step from `read()` (OptimizerV2's
@@ -468,10 +173,10 @@ class FusedTransform:
     current value gives (SGD's momentum of 0 keeps no slot: it stays a
     number, as native's then keeps no momentum either)."""
     value = self._arguments[name]
-    if not _is_runtime(self._factory, name, value):
+    if not is_runtime(self._factory, name, value):
       specs = {"x": jax.ShapeDtypeStruct((2,), np.float32)}
       layouts = []
-      for candidate in (value, _stand_in(value)):
+      for candidate in (value, stand_in(value)):
         self._arguments[name] = candidate
         layouts.append(jax.tree.structure(jax.eval_shape(
             self.transform(0.001).init, specs)))
@@ -479,7 +184,7 @@ class FusedTransform:
       if layouts[0] != layouts[1]:
         return
     self._fed[name] = read
-    self._steps.clear()
+    self._changed()
 
   def rate_inputs(self, learning_rate: Any, iterations: Any) -> Any:
     """The step's `learning_rate` input: the rate, float32; with runtime
@@ -498,7 +203,7 @@ class FusedTransform:
     arguments = dict(self._arguments)
     for name in self.runtime_names:
       arguments[name] = (runtime[name] if runtime is not None
-                         else _stand_in(arguments[name]))
+                         else stand_in(arguments[name]))
     return arguments
 
   def _algorithm(self, learning_rate: Any,
@@ -555,7 +260,7 @@ class FusedTransform:
     marked `from_params`, for `initial_values_from`.
     """
     transform = self.transform(0.001)
-    self._steps.clear()  # Steps traced for another layout.
+    self._changed()  # Steps traced for another layout.
     self.keys = list(keys)
     self._param_specs = {
         key: jax.ShapeDtypeStruct(tuple(spec.shape), _numpy_dtype(spec.dtype))
@@ -658,6 +363,36 @@ class FusedTransform:
             for (name, role), state in zip(stored, state_variables)
             if name == "average" and role is not None}
 
+  def apply(self, distribution: Any, variables: Sequence[Any],
+            grads: Sequence[Any], state_variables: Sequence[Any],
+            learning_rate: Any, iterations: Any,
+            decay: tuple[float, ...] | None = None) -> Any:
+    """Runs the fused step on every device of `distribution` and assigns
+    (`iterations`: Keras's count before this step).
+
+    Called in cross-replica context (inside Keras's `merge_call`) with
+    reduced gradients; `grads` is aligned with `variables`, None where a
+    variable has no gradient. One `extended.update` call hands
+    `update_on_device` each device's component of every mirrored variable
+    and gradient, so each device runs one XLA call for all its variables
+    (`decay`: see `converted_step`).
+    """
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    present = tuple(g is not None for g in grads)
+    iterations = tf.cast(tf.convert_to_tensor(iterations), tf.int32)
+
+    def update_on_device(_, variables, grads, state_variables, learning_rate):
+      grads, row_indices, sparse = step_gradients(grads, variables,
+                                                  self.sparse_rows)
+      return self.compiled_apply(present, sparse, decay)(
+          list(variables), grads, list(state_variables), learning_rate,
+          row_indices, iterations)
+
+    return distribution.extended.update(
+        variables[0], update_on_device,
+        args=(list(variables), list(grads), list(state_variables),
+              self.rate_inputs(learning_rate, iterations)), group=True)
+
   def converted_step(self, present: tuple[bool, ...],
                      sparse: tuple[bool, ...],
                      decay: tuple[float, ...] | None = None):
@@ -734,11 +469,6 @@ class FusedTransform:
   def _jax_step(self, present, sparse, decay):
     keys, treedef, roles = self.keys, self._treedef, self._roles
 
-    def decayed(param, rate, learning_rate):
-      # Keras 3's `variable - variable * weight_decay * lr`, in its order.
-      return param - param * jnp.asarray(rate, param.dtype) * (
-          learning_rate.astype(param.dtype))
-
     def step(params, grads, stored_leaves, learning_rate, row_indices,
              iterations):
       state_leaves = self._full_leaves(stored_leaves, iterations)
@@ -765,7 +495,9 @@ class FusedTransform:
         runtime = dict(zip(runtime_names, learning_rate[1:]))
         learning_rate = learning_rate[0]
       if decay is not None:
-        params = [decayed(p, rate, learning_rate) if has and rate else p
+        # Keras 3's `_apply_weight_decay`, before the step.
+        params = [p + weight_decay_term(p, rate, learning_rate)
+                  if has and rate else p
                   for p, rate, has in zip(params, decay, present)]
       transform = self.transform(learning_rate, runtime)
       indices = iter(row_indices)
@@ -786,174 +518,6 @@ class FusedTransform:
     return step
 
 
-def apply_fused(fused: "FusedTransform", distribution: Any,
-                variables: Sequence[Any], grads: Sequence[Any],
-                state_variables: Sequence[Any], learning_rate: Any,
-                iterations: Any, decay: tuple[float, ...] | None = None
-                ) -> Any:
-  """Runs the fused step on every device of `distribution` and assigns
-  (`iterations`: Keras's count before this step).
-
-  Called in cross-replica context (inside Keras's `merge_call`) with reduced
-  gradients; `grads` is aligned with `variables`, None where a variable has
-  no gradient. One `extended.update` call hands `update_on_device` each
-  device's component of every mirrored variable and gradient, so each device
-  runs one XLA call for all its variables (`decay`: see `converted_step`).
-  """
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  present = tuple(g is not None for g in grads)
-  iterations = tf.cast(tf.convert_to_tensor(iterations), tf.int32)
-
-  def update_on_device(_, variables, grads, state_variables, learning_rate):
-    grads, row_indices, sparse = step_gradients(grads, variables,
-                                                fused.sparse_rows)
-    return fused.compiled_apply(present, sparse, decay)(
-        list(variables), grads, list(state_variables), learning_rate,
-        row_indices, iterations)
-
-  return distribution.extended.update(
-      variables[0], update_on_device,
-      args=(list(variables), list(grads), list(state_variables),
-            fused.rate_inputs(learning_rate, iterations)), group=True)
-
-
-def tensor_slices(grads: Sequence[Any]) -> list[Any]:
-  """`grads` with every `tf.IndexedSlices` made of tensors: Keras's own
-  examples write `tf.IndexedSlices(values, indices=(0, 2, 4), ...)`, and
-  native optimizers take them."""
-  tf = sys.modules.get("tensorflow")
-  if tf is None:
-    return list(grads)
-  return [tf.IndexedSlices(tf.convert_to_tensor(grad.values),
-                           tf.convert_to_tensor(grad.indices),
-                           None if grad.dense_shape is None
-                           else tf.convert_to_tensor(grad.dense_shape))
-          if isinstance(grad, tf.IndexedSlices)
-          and not all(tf.is_tensor(part) or part is None for part in (
-              grad.values, grad.indices, grad.dense_shape))
-          else grad for grad in grads]
-
-
-def check_gradients(class_name: str, grads: Sequence[Any],
-                    variables: Sequence[Any]) -> Any:
-  """Refuses gradients that cannot belong to `variables`, before anything
-  is assigned (so a failed step changes nothing).
-
-  Returns a context in which to run the step: in a graph, the step's ops
-  depend on the assertions there (below).
-
-  None gradients pass (Keras skips those variables with a warning).
-  Gradients of another floating dtype pass too: Keras casts them to the
-  variable's dtype. Out-of-range `tf.IndexedSlices` indices raise
-  ValueError when eager; in a graph an assertion raises InvalidArgumentError
-  when the step runs, before any of the step's ops (XLA-compiled graphs
-  drop assertions: there TensorFlow ignores such rows).
-  """
-  # Keras 3 on the JAX backend never imports TensorFlow: only gradients
-  # made by TensorFlow need it.
-  tf = sys.modules.get("tensorflow")
-  if len(grads) != len(variables):
-    raise ValueError(
-        f"{class_name} got {len(grads)} gradients for {len(variables)} "
-        "variables: pass one gradient (or None) per variable.")
-  assertions = []
-  for grad, variable in zip(grads, variables):
-    if grad is None:
-      continue
-    label = f"Gradient of variable {_variable_name(variable)!r}"
-    sliced = tf is not None and isinstance(grad, tf.IndexedSlices)
-    values = grad.values if sliced else grad
-    dtype_name, floating = _dtype_of(values)
-    if not floating:
-      raise TypeError(f"{label} has dtype {dtype_name}; gradients must be "
-                      "real floating point.")
-    shape = tuple(variable.shape)
-    if sliced:
-      assertions += _row_assertions(label, grad, shape)
-      continue
-    grad_shape = tuple(values.shape if hasattr(values, "shape")
-                       else np.shape(values))
-    if len(grad_shape) != len(shape) or any(
-        got is not None and got != want for got, want in zip(grad_shape,
-                                                               shape)):
-      raise ValueError(f"{label} has shape {grad_shape}, expected {shape} "
-                       "(the variable's shape).")
-  return (tf.control_dependencies(assertions) if assertions
-          else contextlib.nullcontext())
-
-
-def _dtype_of(values: Any) -> tuple[str, bool]:
-  """The name of a gradient's dtype (TensorFlow's, JAX's or numpy's), and
-  whether it is real floating point."""
-  dtype = getattr(values, "dtype", None)
-  if dtype is None:
-    dtype = np.asarray(values).dtype
-  if hasattr(dtype, "is_floating"):  # A tf.DType.
-    return dtype.name, dtype.is_floating
-  dtype = np.dtype(dtype)
-  return dtype.name, bool(jnp.issubdtype(dtype, jnp.floating))
-
-
-def check_built_for(class_name: str, built: Sequence[Any],
-                    variables: Sequence[Any], key: Callable[[Any], Any]
-                    ) -> None:
-  """Refuses variables the optimizer was not built for (`key` identifies a
-  variable: Keras 3's `_var_key`, a `ref()` in legacy)."""
-  known = {key(v) for v in built}
-  unknown = [_variable_name(v) for v in variables if key(v) not in known]
-  if unknown:
-    raise ValueError(
-        f"{class_name} was built for {[_variable_name(v) for v in built]}; "
-        f"it cannot update {unknown}. Make a new optimizer for other "
-        "variables.")
-
-
-def check_saved_state(name: str, variables: Sequence[Any],
-                      saved: Sequence[Any]) -> None:
-  """Refuses saved optimizer variables that do not match `variables` in
-  number and shapes, before any is assigned."""
-  if len(saved) != len(variables):
-    raise ValueError(
-        f"The saved state of optimizer {name!r} holds {len(saved)} "
-        f"variables; the optimizer has {len(variables)} "
-        f"({[_variable_name(v) for v in variables]}). Was it saved from "
-        "another optimizer or for other model variables?")
-  for index, (variable, value) in enumerate(zip(variables, saved)):
-    if tuple(value.shape) != tuple(variable.shape):
-      raise ValueError(
-          f"The saved state of optimizer {name!r} does not match it: saved "
-          f"variable {index} has shape {tuple(value.shape)}, expected "
-          f"{tuple(variable.shape)} for {_variable_name(variable)!r}.")
-
-
-def _row_assertions(label: str, grad: Any, shape: tuple[int, ...]
-                    ) -> list[Any]:
-  """Checks that the rows of `grad`, a `tf.IndexedSlices`, exist in the
-  variable: now if eager, else as assertion ops to run first."""
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  if not tf.TensorShape(grad.values.shape[1:]).is_compatible_with(shape[1:]):
-    raise ValueError(
-        f"{label} is a tf.IndexedSlices with rows of shape "
-        f"{tuple(grad.values.shape[1:])}, expected {shape[1:]} (the "
-        "variable's rows).")
-  message = (f"{label} is a tf.IndexedSlices with indices outside [0, "
-             f"{shape[0]}), the variable's rows")
-  if tf.executing_eagerly():
-    indices = grad.indices.numpy()
-    outside = indices[(indices < 0) | (indices >= shape[0])]
-    if outside.size:
-      raise ValueError(f"{message}: {sorted(set(outside.tolist()))}.")
-    return []
-  return [tf.debugging.assert_non_negative(grad.indices, message=message),
-          tf.debugging.assert_less(
-              grad.indices, tf.cast(shape[0], grad.indices.dtype),
-              message=message)]
-
-
-def _variable_name(variable: Any) -> str:
-  return getattr(variable, "path", None) or variable.name
-
-
 def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
                    sparse_rows: str | None) -> tuple[list[Any], list[Any],
                                                      tuple[bool, ...]]:
@@ -961,12 +525,12 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
 
   A `tf.IndexedSlices` stays sparse (its values, and its indices as int32
   in the returned `row_indices`) for a transform that takes row-sparse
-  gradients as "rows" or "params"; otherwise it is densified, duplicate
-  indices summed. None becomes zeros. Returns the gradients, the row
+  gradients as "rows", "params" or "touched"; otherwise it is densified,
+  duplicate indices summed. None becomes zeros. Returns the gradients, the row
   indices and which variables are sparse.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  by_rows = sparse_rows in (_row_sparse.ROWS, _row_sparse.PARAMS)
+  by_rows = sparse_rows in _row_sparse.SPARSE_INPUT_MODES
   step, row_indices, sparse = [], [], []
   for grad, variable in zip(grads, variables):
     value = tf.convert_to_tensor(variable)
@@ -991,10 +555,10 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
                                                          tuple[bool, ...]]:
   """`step_gradients` for Keras 3's JAX backend: a gradient over rows (a
   `jaxopt_port.RowSparse`, or a `jax.experimental.sparse.BCOO` whose
-  indices pick rows) stays sparse for a "rows" or "params" transform; any
+  indices pick rows) stays sparse for a transform that takes them; any
   other BCOO is densified."""
   from jax.experimental import sparse as jax_sparse  # pylint: disable=import-outside-toplevel
-  by_rows = sparse_rows in (_row_sparse.ROWS, _row_sparse.PARAMS)
+  by_rows = sparse_rows in _row_sparse.SPARSE_INPUT_MODES
   step, row_indices, sparse = [], [], []
   for grad, param in zip(grads, params):
     if isinstance(grad, jax_sparse.BCOO):

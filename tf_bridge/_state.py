@@ -27,10 +27,6 @@ from tf_bridge import catalog
 # the native variable names.
 _KERAS3_FIELDS = {"accumulated_gradients": "gradient_accumulator",
                   "average": "average"}
-# Native attributes holding a slot under another name: per-variable lists
-# (Keras 3 Adafactor's factored moments) and shared scalars.
-_ATTRIBUTES = {"row_moments": "_r", "column_moments": "_c",
-               "u_product": "_u_product", "momentum_cache": "_m_cache"}
 
 
 def port_for(optimizer: Any) -> Any:
@@ -74,6 +70,7 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
   `state`, None where the native optimizer keeps nothing (Muon's unused
   velocity of a matrix)."""
   keras3 = _is_keras3(optimizer)
+  attributes = _declaration(optimizer).native_attributes
   if keras3:
     by_name = {v.name: v for v in optimizer.variables}
   pairs = []
@@ -87,10 +84,10 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
       # the accumulation steps); the variable counts calls, as the port.
       native = optimizer._iterations if keras3 else optimizer.iterations  # pylint: disable=protected-access
     elif index is None:
-      native = getattr(optimizer, _ATTRIBUTES.get(slot, "_" + str(slot)),
+      native = getattr(optimizer, attributes.get(slot, "_" + str(slot)),
                        None)
-    elif slot in _ATTRIBUTES and hasattr(optimizer, _ATTRIBUTES[slot]):
-      native = getattr(optimizer, _ATTRIBUTES[slot])[index]
+    elif slot in attributes and hasattr(optimizer, attributes[slot]):
+      native = getattr(optimizer, attributes[slot])[index]
     elif keras3:
       name = (slot if field == "slots" else _KERAS3_FIELDS[field])
       reference = variables[index]

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import jaxopt_port
 from jaxopt_port import legacy
-from tf_bridge import _native_methods
+from tf_bridge import _arguments, _native_methods
 
 KERAS = "keras"
 LEGACY = "legacy"
@@ -55,6 +55,13 @@ class Declaration:
   # Public methods of the native class beyond Keras's `Optimizer`, as
   # classes the bridged class also derives from (`_native_methods`).
   methods: tuple[type, ...] = ()
+  # Native attributes holding a slot of the port's state under another
+  # name (`state_from_keras`): per-variable lists (Keras 3 Adafactor's
+  # factored moments) and shared scalars; by default `_<slot>`.
+  native_attributes: dict[str, str] = dataclasses.field(default_factory=dict)
+  # Arguments made afresh for each native instance (TF1 AdagradDA's
+  # `global_step`, which `testing.native_trajectory` advances).
+  native_arguments: Callable[[], dict[str, Any]] | None = None
 
   @property
   def name(self) -> str:
@@ -88,13 +95,9 @@ class Declaration:
     return self.port(**{**self.required, **kwargs})
 
   def make_native(self, **kwargs: Any) -> Any:
-    """A native optimizer; TF1's AdagradDA gets a fresh `global_step`
-    (`testing.native_trajectory` advances it)."""
-    arguments = {**self.required, **kwargs}
-    if self.generation == TF1 and self.class_name == "AdagradDA":
-      import tensorflow as tf  # pylint: disable=import-outside-toplevel
-      arguments["global_step"] = tf.Variable(0, dtype=tf.int64)
-    return self.native_class()(**arguments)
+    """A native optimizer with these arguments (and `native_arguments`)."""
+    fresh = {} if self.native_arguments is None else self.native_arguments()
+    return self.native_class()(**{**self.required, **fresh, **kwargs})
 
   def optimizer_v2_hyperparameters(self) -> tuple[str, ...]:
     """The algorithm's hyperparameters that its native OptimizerV2 class
@@ -154,6 +157,11 @@ def addons(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, ADDONS, has_native=False, **options)
 
 
+def _global_step() -> dict[str, Any]:
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  return {"global_step": tf.Variable(0, dtype=tf.int64)}
+
+
 def tf1(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, TF1, required={"learning_rate": 0.01, **options.pop(
                          "required", {})}, **options)
@@ -171,7 +179,8 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.lion, "Lion"),
     keras(jaxopt_port.ftrl, "Ftrl"),
     keras(jaxopt_port.lamb, "Lamb"),
-    keras(jaxopt_port.adafactor, "Adafactor"),
+    keras(jaxopt_port.adafactor, "Adafactor",
+          native_attributes={"row_moments": "_r", "column_moments": "_c"}),
     keras(jaxopt_port.muon, "Muon", methods=(_native_methods.MuonMethods,)),
     keras(jaxopt_port.schedule_free_adamw, "ScheduleFreeAdamW",
           native_backend="jax"),
@@ -189,7 +198,8 @@ CATALOG: tuple[Declaration, ...] = (
     # its step reads the constructor's value.
     keras_legacy(legacy.nadam, "Nadam",
                  native_names={"decay": "schedule_decay"},
-                 unread_hyperparameters=("decay",)),
+                 unread_hyperparameters=("decay",),
+                 native_attributes={"momentum_cache": "_m_cache"}),
     keras_legacy(legacy.ftrl, "Ftrl", slots_by_variable=True),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
     keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
@@ -203,19 +213,21 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.momentum, "Momentum", required={"momentum": 0.9}),
     tf1(jaxopt_port.tf1.adam, "Adam"),
     tf1(jaxopt_port.tf1.adagrad, "Adagrad"),
-    tf1(jaxopt_port.tf1.adagrad_da, "AdagradDA"),
+    tf1(jaxopt_port.tf1.adagrad_da, "AdagradDA",
+        native_arguments=_global_step),
     tf1(jaxopt_port.tf1.adadelta, "Adadelta"),
     tf1(jaxopt_port.tf1.rmsprop, "RMSProp"),
     tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
     tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
     # TF Addons itself cannot run beside TF 2.21: its sparse paths are
-    # declared on the ports (AdamW decays only touched rows but moves all of
-    # them: the bridge gives the dense result).
+    # declared on the ports (AdamW decays only the touched rows and moves
+    # all of them: "touched").
     addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01}),
     addons(jaxopt_port.addons.sgdw, "SGDW", required={"weight_decay": 0.01}),
     addons(jaxopt_port.addons.lazy_adam, "LazyAdam"),
     addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam"),
+    addons(jaxopt_port.addons.adabelief, "AdaBelief"),
     addons(jaxopt_port.addons.yogi, "Yogi",
            native_names={"beta_1": "beta1", "beta_2": "beta2"}),
     addons(jaxopt_port.addons.novograd, "NovoGrad"),
@@ -282,3 +294,94 @@ def markdown_table() -> str:
     truth = ", ".join(row["truth"]) or "its formula (tests: numpy)"
     lines.append(f"| {name} | {' | '.join(cells)} | {truth} |")
   return "\n".join(lines)
+
+
+# The modules holding the catalog's classes, with each module's base class
+# and the declarations it has a class for.
+CLASS_MODULES: dict[str, tuple[str, Callable[[], list[Declaration]]]] = {
+    "tf_bridge.optimizers": ("Keras3Optimizer", lambda: _generation(KERAS)),
+    "tf_bridge.tf1": ("Keras3Optimizer", lambda: _generation(TF1)),
+    "tf_bridge.addons": ("Keras3Optimizer", lambda: _generation(ADDONS)),
+    "tf_bridge.legacy.optimizers": ("LegacyOptimizer", legacy_hosted),
+    "tf_bridge.legacy.tf1": ("LegacyOptimizer",
+                             lambda: legacy_hosted(TF1)),
+    "tf_bridge.legacy.addons": ("LegacyOptimizer",
+                                lambda: legacy_hosted(ADDONS)),
+}
+GENERATED_BEGIN = ("# Catalog classes, written by `python -m tf_bridge.catalog` "
+                   "from CATALOG.\n")
+GENERATED_END = "# End of catalog classes.\n"
+
+
+def _generation(generation: str) -> list[Declaration]:
+  return [d for d in CATALOG if d.generation == generation]
+
+
+def class_statements(module: str) -> str:
+  """The class statements of `module`'s catalog classes and its `__all__`
+  (a module of `CLASS_MODULES`), as `python -m tf_bridge.catalog` writes
+  them between the module's markers; a test keeps each module equal to
+  them. A class's keywords name its declaration, from which its base class
+  reads everything else."""
+  base, declarations = CLASS_MODULES[module]
+  legacy = base == "LegacyOptimizer"
+  blocks = []
+  for d in declarations():
+    bases = [m.__name__ for m in d.methods]
+    if _arguments.is_decoupled(d.port):
+      bases.append(("Legacy" if legacy else "Keras3")
+                   + "DecoupledWeightDecay")
+    if d.has_native:
+      origin = f"`{d.native_path}`"
+    elif d.generation == ADDONS:
+      origin = f"TF Addons' `tfa.optimizers.{d.class_name}`"
+    else:
+      origin = f"`{d.port_path}`"
+    host = "an OptimizerV2" if legacy else "a Keras 3 optimizer"
+    head = f"class {d.class_name}("
+    arguments = [*bases, base, f'algorithm="{d.name}"']
+    line = head + ", ".join(arguments) + "):"
+    if len(line) > 79:
+      line = head + (",\n" + " " * len(head)).join(arguments) + "):"
+    blocks.append(line + "\n" + "\n".join(
+        _wrapped(f'  """{origin}, bridged as {host}."""', 79, 2)) + "\n")
+  names = ", ".join(f'"{d.class_name}"' for d in declarations())
+  return (GENERATED_BEGIN + "\n\n" + "\n\n".join(blocks) + "\n\n"
+          + "\n".join(_wrapped(f"__all__ = [{names}]")) + "\n"
+          + GENERATED_END)
+
+
+def _wrapped(line: str, width: int = 79, indent: int | None = None
+             ) -> list[str]:
+  """A long line split after spaces, continued `indent` columns in (by
+  default under its first `[`)."""
+  lines = []
+  margin = " " * (line.index("[") + 1 if indent is None else indent)
+  while len(line) > width:
+    cut = line.rindex(" ", 0, width)
+    lines.append(line[:cut].rstrip())
+    line = margin + line[cut + 1:]
+  return lines + [line]
+
+
+def module_file(module: str) -> str:
+  """The source file of a `CLASS_MODULES` module (without importing it)."""
+  import pathlib  # pylint: disable=import-outside-toplevel
+  root = pathlib.Path(__file__).resolve().parent.parent
+  return str(root.joinpath(*module.split(".")).with_suffix(".py"))
+
+
+def with_class_statements(source: str, module: str) -> str:
+  """`source` with its generated section replaced by `class_statements`."""
+  begin = source.index(GENERATED_BEGIN)
+  end = source.index(GENERATED_END) + len(GENERATED_END)
+  return source[:begin] + class_statements(module) + source[end:]
+
+
+if __name__ == "__main__":
+  for name in CLASS_MODULES:
+    path = module_file(name)
+    with open(path, encoding="utf-8") as file:
+      text = file.read()
+    with open(path, "w", encoding="utf-8") as file:
+      file.write(with_class_statements(text, name))

@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import map_leaves
 from jaxopt_port._init import optax_init
+from jaxopt_port._tree import map_leaves
 
 
 class AveragedState(NamedTuple):

@@ -8,24 +8,166 @@ import tensorflow as _tf
 import tf_keras as _tf_keras
 from jaxopt_port import addons as _ports
 
-from tf_bridge import _cyclical, _fused, catalog
-from tf_bridge.legacy import keras_optimizer
+from tf_bridge import _cyclical
+from tf_bridge._averaging import AveragedOptimizer
+from tf_bridge._decoupled import LegacyDecoupledWeightDecay
+from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
 
-_CLASSES = _fused.declared_classes(
-    keras_optimizer, catalog.legacy_hosted(catalog.ADDONS), __name__)
-globals().update(_CLASSES)
-__all__ = list(_CLASSES)
+# Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
+
+
+class AdamW(LegacyDecoupledWeightDecay,
+            LegacyOptimizer,
+            algorithm="addons.adamw"):
+  """TF Addons' `tfa.optimizers.AdamW`, bridged as an OptimizerV2."""
+
+
+class SGDW(LegacyDecoupledWeightDecay,
+           LegacyOptimizer,
+           algorithm="addons.sgdw"):
+  """TF Addons' `tfa.optimizers.SGDW`, bridged as an OptimizerV2."""
+
+
+class LazyAdam(LegacyOptimizer, algorithm="addons.lazy_adam"):
+  """TF Addons' `tfa.optimizers.LazyAdam`, bridged as an OptimizerV2."""
+
+
+class RectifiedAdam(LegacyOptimizer, algorithm="addons.rectified_adam"):
+  """TF Addons' `tfa.optimizers.RectifiedAdam`, bridged as an OptimizerV2."""
+
+
+class AdaBelief(LegacyOptimizer, algorithm="addons.adabelief"):
+  """TF Addons' `tfa.optimizers.AdaBelief`, bridged as an OptimizerV2."""
+
+
+class Yogi(LegacyOptimizer, algorithm="addons.yogi"):
+  """TF Addons' `tfa.optimizers.Yogi`, bridged as an OptimizerV2."""
+
+
+class NovoGrad(LegacyOptimizer, algorithm="addons.novograd"):
+  """TF Addons' `tfa.optimizers.NovoGrad`, bridged as an OptimizerV2."""
+
+
+class COCOB(LegacyOptimizer, algorithm="addons.cocob"):
+  """TF Addons' `tfa.optimizers.COCOB`, bridged as an OptimizerV2."""
+
+
+class ConditionalGradient(LegacyOptimizer,
+                          algorithm="addons.conditional_gradient"):
+  """TF Addons' `tfa.optimizers.ConditionalGradient`, bridged as an
+  OptimizerV2."""
+
+
+class ProximalAdagrad(LegacyOptimizer, algorithm="addons.proximal_adagrad"):
+  """TF Addons' `tfa.optimizers.ProximalAdagrad`, bridged as an OptimizerV2."""
+
+
+class LAMB(LegacyOptimizer, algorithm="addons.lamb"):
+  """TF Addons' `tfa.optimizers.LAMB`, bridged as an OptimizerV2."""
+
+
+__all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
+           "NovoGrad", "COCOB", "ConditionalGradient", "ProximalAdagrad",
+           "LAMB"]
+# End of catalog classes.
+
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.
-MovingAverage = keras_optimizer(_ports.moving_average, name="MovingAverage",
-                                module=__name__,
-                                mixins=(_fused.AveragedOptimizer,))
-SWA = keras_optimizer(_ports.swa, name="SWA", module=__name__,
-                      mixins=(_fused.AveragedOptimizer,))
-Lookahead = keras_optimizer(_ports.lookahead, name="Lookahead",
-                            module=__name__)
+class MovingAverage(AveragedOptimizer, LegacyOptimizer,
+                    port=_ports.moving_average):
+  """TF Addons' `MovingAverage` wrapper."""
+
+
+class SWA(AveragedOptimizer, LegacyOptimizer, port=_ports.swa):
+  """TF Addons' `SWA` (stochastic weight averaging) wrapper."""
+
+
+class Lookahead(LegacyOptimizer, port=_ports.lookahead):
+  """TF Addons' `Lookahead` wrapper."""
+
+
 __all__ += ["Lookahead", "MovingAverage", "SWA"]
+
+
+@_tf_keras.utils.register_keras_serializable(package="Addons")
+class MultiOptimizer(_tf_keras.optimizers.legacy.Optimizer):
+  """TF Addons' `MultiOptimizer` (discriminative layer training): each
+  optimizer updates the weights of the layers (or models) paired with it,
+  each in its own fused step if it is a bridged one.
+
+  Args:
+    optimizers_and_layers: `(optimizer, layer_or_layers)` pairs; the layers
+      must be built (their weights are matched by name, as TFA does).
+    optimizer_specs: The config's form (`{"optimizer": ..., "weights":
+      [names]}`), for `from_config`.
+    name: The optimizer's name.
+  """
+
+  def __init__(self, optimizers_and_layers=None, optimizer_specs=None,
+               name="MultiOptimizer", **kwargs):
+    super().__init__(name, **kwargs)
+    if optimizer_specs is None and optimizers_and_layers is not None:
+      self.optimizer_specs = [
+          self.create_optimizer_spec(optimizer, layers)
+          for optimizer, layers in optimizers_and_layers]
+    elif optimizer_specs is not None and optimizers_and_layers is None:
+      self.optimizer_specs = [self.maybe_initialize_optimizer_spec(spec)
+                              for spec in optimizer_specs]
+    else:
+      raise RuntimeError("Must specify one of `optimizers_and_layers` or "
+                         "`optimizer_specs`.")
+    for index, spec in enumerate(self.optimizer_specs):
+      # Checkpointed with this optimizer, as its own slots would be.
+      self._track_trackable(spec["optimizer"], name=f"optimizer_{index}")
+
+  @classmethod
+  def create_optimizer_spec(cls, optimizer, layers_or_model):
+    """`{"optimizer": optimizer, "weights": [names of the weights]}`."""
+    layers = (layers_or_model if isinstance(layers_or_model, list)
+              else [layers_or_model])
+    return {"optimizer": optimizer,
+            "weights": [v.name for layer in layers for v in layer.weights]}
+
+  @classmethod
+  def maybe_initialize_optimizer_spec(cls, optimizer_spec):
+    """The spec with a serialized optimizer made an optimizer again (through
+    tf_keras's registry)."""
+    if isinstance(optimizer_spec["optimizer"], dict):
+      optimizer_spec = {**optimizer_spec, "optimizer":
+                        _tf_keras.optimizers.deserialize(
+                            optimizer_spec["optimizer"],
+                            use_legacy_optimizer=True)}
+    return optimizer_spec
+
+  def apply_gradients(self, grads_and_vars, **kwargs):
+    """Each optimizer's `apply_gradients` on its weights' gradients; counts
+    one step of its own."""
+    routed = [[] for _ in self.optimizer_specs]
+    for grad, variable in grads_and_vars:
+      for spec, pairs in zip(self.optimizer_specs, routed):
+        if variable.name in spec["weights"]:
+          pairs.append((grad, variable))
+    updates = [spec["optimizer"].apply_gradients(pairs, **kwargs)
+               for spec, pairs in zip(self.optimizer_specs, routed) if pairs]
+    if _tf.executing_eagerly():
+      return self.iterations.assign_add(1)
+    with _tf.control_dependencies([_tf.group(updates)]):
+      return self.iterations.assign_add(1, read_value=False)
+
+  def get_config(self):
+    config = super().get_config()
+    config["optimizer_specs"] = [
+        {"optimizer": _tf_keras.optimizers.serialize(spec["optimizer"]),
+         "weights": list(spec["weights"])} for spec in self.optimizer_specs]
+    return config
+
+  def __repr__(self):
+    return (f"Multi Optimizer with {len(self.optimizer_specs)} optimizer "
+            "layer pairs")
+
+
+__all__ += ["MultiOptimizer"]
 
 
 def extend_with_decoupled_weight_decay(base_optimizer: type) -> type:

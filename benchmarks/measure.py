@@ -1,0 +1,216 @@
+"""Measurement: interleaved timings, first calls, peak memory and
+`model.fit` steps, each TensorFlow or memory measurement in a fresh
+interpreter (`benchmarks/run.py --worker`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import jax
+import numpy as np
+
+from workloads import (FIT_BATCH, JAX_IMPLEMENTATIONS, TF_IMPLEMENTATIONS,
+                       bytes_moved, cnn_model, jax_step, tf_problem, tf_step,
+                       tree_size)
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
+                     warmup: int = 2) -> dict[str, list[float]]:
+  """Each runner's step times, taken round by round so that the machine's
+  drifts hit every implementation alike."""
+  for run in runners.values():
+    for _ in range(warmup):
+      run()
+  times = {name: [] for name in runners}
+  for _ in range(repeats):
+    for name, run in runners.items():
+      start = time.perf_counter()
+      run()
+      times[name].append(time.perf_counter() - start)
+  return times
+
+
+def measure_jax(shape_name, shapes, algorithm, repeats, device):
+  runners, first_calls = {}, {}
+  for implementation in JAX_IMPLEMENTATIONS:
+    made = jax_step(implementation, algorithm, shapes)
+    if made is None:
+      continue
+    step, carry, grads = made
+    box = [carry]
+
+    def run(step=step, box=box, grads=grads):
+      box[0] = step(*box[0], grads)
+      jax.block_until_ready(box[0])
+    start = time.perf_counter()
+    run()
+    first_calls[implementation] = time.perf_counter() - start
+    runners[implementation] = run
+  return _records(shape_name, shapes, algorithm, device,
+                  time_interleaved(runners, repeats), first_calls)
+
+
+def _records(shape_name, shapes, algorithm, device, times, first_calls):
+  moved = bytes_moved(shapes, algorithm)
+  return [{"shape": shape_name, "parameters": tree_size(shapes),
+           "algorithm": algorithm,
+           "implementation": name, "device": device,
+           "median_seconds": float(np.median(samples)),
+           "min_seconds": float(np.min(samples)), "repeats": len(samples),
+           "first_call_seconds": first_calls[name], "bytes_moved": moved,
+           "bandwidth_gb_per_s": moved / float(np.median(samples)) / 1e9}
+          for name, samples in times.items()]
+
+
+def measure_tf(shape_name, shapes, algorithm, repeats, device):
+  """Runs in a worker process (see `tf_worker_batches`)."""
+  # Every implementation updates its own copy of the variables.
+  runners, first_calls = {}, {}
+  for implementation in TF_IMPLEMENTATIONS:
+    run = tf_step(implementation, algorithm, *tf_problem(shapes))
+    if run is None:
+      continue
+    start = time.perf_counter()
+    run()
+    first_calls[implementation] = time.perf_counter() - start
+    runners[implementation] = run
+  return _records(shape_name, shapes, algorithm, device,
+                  time_interleaved(runners, repeats), first_calls)
+
+
+# A process that has run TensorFlow optimizers keeps about their state's
+# size in memory after they are gone (native Keras as much as the bridge),
+# so TF timings run in workers, each with at most this many parameters
+# summed over its jobs. One worker per job would cost the quick run a
+# minute of TensorFlow imports.
+TF_WORKER_PARAMETERS = 30_000_000
+
+
+def tf_worker_batches(jobs: list[dict]) -> list[list[dict]]:
+  batches, size = [], TF_WORKER_PARAMETERS
+  for job in jobs:
+    job_size = tree_size(job["shapes"])
+    if size + job_size > TF_WORKER_PARAMETERS:
+      batches.append([])
+      size = 0
+    batches[-1].append(job)
+    size += job_size
+  return batches
+
+
+def _status_mb(field: str) -> float:
+  """A memory figure of this process from /proc/self/status (Linux).
+  VmHWM, not getrusage's ru_maxrss: that one survives exec, so a worker
+  would report its parent's peak."""
+  with open("/proc/self/status", encoding="ascii") as status:
+    kilobytes = re.search(rf"{field}:\s*(\d+) kB", status.read()).group(1)
+  return int(kilobytes) / 1024
+
+
+def _peak_rss_mb() -> float:
+  return _status_mb("VmHWM")
+
+
+def _reset_peak_mb() -> float:
+  """Resets the peak to the current resident memory, which it returns (the
+  setup's own transient peak must not hide the optimizer's)."""
+  with open("/proc/self/clear_refs", "w", encoding="ascii") as clear_refs:
+    clear_refs.write("5")
+  return _status_mb("VmRSS")
+
+
+def worker_memory(implementation, algorithm, shapes, steps) -> dict:
+  """Peak resident memory of `steps` steps (first call included), and its
+  rise over the process's memory once the params and gradients exist."""
+  if implementation in JAX_IMPLEMENTATIONS:
+    made = jax_step(implementation, algorithm, shapes)
+    step, carry, grads = made
+    jax.block_until_ready(carry)
+    baseline = _reset_peak_mb()
+    for _ in range(steps):
+      carry = step(*carry, grads)
+      jax.block_until_ready(carry)
+  else:
+    run = tf_step(implementation, algorithm, *tf_problem(shapes))
+    baseline = _reset_peak_mb()
+    for _ in range(steps):
+      run()
+  return {"baseline_mb": baseline, "peak_mb": _peak_rss_mb(),
+          "optimizer_peak_mb": _peak_rss_mb() - baseline}
+
+
+def measure_fit(samples: int, rounds: int) -> dict:
+  """`model.fit` steps per second with native and bridged Adam: one epoch
+  of each model in turn, `rounds` times; the median over the epochs after
+  the first (which compiles)."""
+  models = {name: cnn_model(name, samples) for name in TF_IMPLEMENTATIONS}
+  epochs = {name: [] for name in models}
+  losses = {}
+  for _ in range(rounds):
+    for name, (model, x, y) in models.items():
+      start = time.perf_counter()
+      history = model.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
+      epochs[name].append(time.perf_counter() - start)
+      losses[name] = float(history.history["loss"][-1])
+  steps = -(-samples // FIT_BATCH)
+  return {name: {"steps_per_second": steps / float(np.median(times[1:])),
+                 "epoch_steps_per_second": [steps / t for t in times[1:]],
+                 "first_epoch_seconds": times[0],
+                 "final_loss": losses[name]}
+          for name, times in epochs.items()}
+
+
+def worker_fit_memory(implementation: str, samples: int) -> dict:
+  """Peak resident memory of a two-epoch training run."""
+  model, x, y = cnn_model(implementation, samples)
+  model.fit(x, y, batch_size=FIT_BATCH, epochs=2, verbose=0)
+  return {"peak_mb": _peak_rss_mb()}
+
+
+def in_subprocess(task: dict):
+  """Runs `task` in a fresh interpreter: peak memory is per process, and
+  nothing a measurement leaves behind reaches the next one."""
+  output = subprocess.run(
+      [sys.executable, os.path.join(HERE, "run.py"), "--worker",
+       json.dumps(task)], capture_output=True, text=True, check=False)
+  lines = [line for line in output.stdout.splitlines()
+           if line.startswith(("{", "["))]
+  if output.returncode != 0 or not lines:
+    raise RuntimeError(f"benchmark worker {task} failed:\n{output.stderr}")
+  return json.loads(lines[-1])
+
+
+def run_worker(task: dict) -> None:
+  if task["kind"] == "tf-timing":
+    result = [record for job in task["jobs"] for record in measure_tf(
+        job["shape_name"], [tuple(s) for s in job["shapes"]],
+        job["algorithm"], task["repeats"], task["device"])]
+  elif task["kind"] == "memory":
+    result = worker_memory(task["implementation"], task["algorithm"],
+                           [tuple(s) for s in task["shapes"]], task["steps"])
+  else:
+    result = worker_fit_memory(task["implementation"], task["samples"])
+  print(json.dumps(result))
+
+
+def device_name() -> str:
+  device = jax.devices()[0]
+  if device.platform == "cpu":
+    model = platform.processor() or "CPU"
+    try:
+      with open("/proc/cpuinfo", encoding="ascii") as cpuinfo:
+        model = re.search(r"model name\s*:\s*(.*)", cpuinfo.read()).group(1)
+    except (OSError, AttributeError):
+      pass
+    return f"cpu: {model}, {os.cpu_count()} cores"
+  return f"{device.platform}: {device.device_kind}"

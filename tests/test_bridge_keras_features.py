@@ -1,0 +1,209 @@
+"""Keras's own machinery around a bridged optimizer: base arguments, weight
+decay exclusions, positional arguments, one XLA call per step, skipped
+variables, loss scaling, plain state variables, argument names."""
+
+import jaxopt_port
+import keras
+import numpy as np
+import optax
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+from tf_bridge import testing
+
+from bridge_cases import problem, keras_trajectory
+
+
+@pytest.mark.parametrize("make,native", [
+    (lambda: tf_bridge.Adam(amsgrad=True, beta_2=0.9, weight_decay=0.1,
+                            clipnorm=0.5, use_ema=True,
+                            ema_overwrite_frequency=3,
+                            gradient_accumulation_steps=2),
+     lambda: keras.optimizers.Adam(amsgrad=True, beta_2=0.9, weight_decay=0.1,
+                                   clipnorm=0.5, use_ema=True,
+                                   ema_overwrite_frequency=3,
+                                   gradient_accumulation_steps=2)),
+    (lambda: tf_bridge.SGD(
+        keras.optimizers.schedules.ExponentialDecay(0.05, 10, 0.5),
+        momentum=0.9, global_clipnorm=1.0),
+     lambda: keras.optimizers.SGD(
+         keras.optimizers.schedules.ExponentialDecay(0.05, 10, 0.5),
+         momentum=0.9, global_clipnorm=1.0)),
+    (lambda: tf_bridge.legacy.Adam(decay=0.05, clipnorm=0.5, clipvalue=0.3),
+     lambda: tf_keras.optimizers.legacy.Adam(decay=0.05, clipnorm=0.5,
+                                             clipvalue=0.3)),
+    (lambda: tf_bridge.legacy.RMSprop(
+        tf_keras.optimizers.schedules.InverseTimeDecay(0.01, 5, 0.5),
+        momentum=0.5, centered=True),
+     lambda: tf_keras.optimizers.legacy.RMSprop(
+         tf_keras.optimizers.schedules.InverseTimeDecay(0.01, 5, 0.5),
+         momentum=0.5, centered=True)),
+], ids=["keras3-base-arguments", "keras3-schedule", "legacy-decay-clip",
+        "legacy-schedule"])
+def test_keras_base_features_around_the_bridge(make, native):
+  initial, gradients = problem(sparse=False)
+  testing.compare_trajectories(
+      keras_trajectory(make(), initial, gradients, in_function=True),
+      keras_trajectory(native(), initial, gradients, in_function=True),
+      rtol=1e-5, atol=1e-6, actual_name="bridge")
+
+
+def test_exclude_from_weight_decay():
+  initial, gradients = problem(sparse=False)
+  trajectories = []
+  for optimizer in (tf_bridge.AdamW(0.01, weight_decay=0.5),
+                    keras.optimizers.AdamW(0.01, weight_decay=0.5)):
+    optimizer.exclude_from_weight_decay(var_names=["variable_2"])
+    trajectories.append(keras_trajectory(optimizer, initial, gradients))
+  testing.compare_trajectories(*trajectories, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge")
+  decayed_everywhere = keras_trajectory(tf_bridge.AdamW(0.01, weight_decay=0.5),
+                                        initial, gradients)
+  with pytest.raises(AssertionError, match="variable 2"):
+    testing.compare_trajectories(decayed_everywhere, trajectories[1],
+                                 rtol=1e-5, atol=1e-6)
+
+
+def test_positional_arguments_follow_keras():
+  assert tf_bridge.AdamW(0.01, 0.1, 0.8, name="a").get_config() == (
+      tf_bridge.AdamW(learning_rate=0.01, weight_decay=0.1, beta_1=0.8,
+                      name="a").get_config())
+  native = keras.optimizers.AdamW(0.01, 0.1, 0.8)
+  assert native.weight_decay == 0.1 and native.beta_1 == 0.8
+  legacy = tf_bridge.legacy.RMSprop(0.01, 0.8, 0.5).get_config()
+  assert (legacy["rho"], legacy["momentum"]) == (0.8, 0.5)
+  with pytest.raises(TypeError, match="got multiple values for argument "
+                     "'learning_rate'"):
+    tf_bridge.SGD(0.1, learning_rate=0.2)
+
+
+def xla_call_module_count(function):
+  (concrete,) = function._list_all_concrete_functions()  # pylint: disable=protected-access
+  return sum(op.type == "XlaCallModule"
+             for op in concrete.graph.get_operations())
+
+
+@pytest.mark.parametrize("optimizer", [
+    lambda: tf_bridge.Adam(), lambda: tf_bridge.legacy.RMSprop(momentum=0.9)],
+    ids=["keras3", "legacy"])
+def test_one_xla_call_traced_once(optimizer):
+  optimizer = optimizer()
+  initial, gradients = problem(sparse=False)
+  keras_trajectory(optimizer, initial, gradients[:3])
+  steps = optimizer._fused._steps  # pylint: disable=protected-access
+  (step,) = [step for key, step in steps.items() if key[0] != "apply"]
+  (apply,) = [step for key, step in steps.items() if key[0] == "apply"]
+  assert xla_call_module_count(step) == 1
+  assert step.experimental_get_tracing_count() == 1
+  assert apply.experimental_get_tracing_count() == 1
+
+
+def test_a_variable_without_gradient_is_skipped():
+  variables = [keras.Variable(np.ones(3, np.float32), name="a"),
+               keras.Variable(np.ones(2, np.float32), name="b")]
+  optimizer = tf_bridge.Adam(0.1)
+  optimizer.build(variables)
+  optimizer.apply([tf.ones(3), tf.ones(2)], variables)
+  b_before = keras.ops.convert_to_numpy(variables[1]).copy()
+  slots_before = [keras.ops.convert_to_numpy(v).copy()
+                  for v in optimizer.variables if "b_" in v.path]
+  with pytest.warns(UserWarning, match=r"Gradients do not exist for "
+                    r"variables \['b'\]"):  # Keras's own semantics.
+    optimizer.apply_gradients([(tf.ones(3), variables[0]),
+                               (None, variables[1])])
+  np.testing.assert_array_equal(keras.ops.convert_to_numpy(variables[1]),
+                                b_before)
+  slots_after = [keras.ops.convert_to_numpy(v) for v in optimizer.variables
+                 if "b_" in v.path]
+  assert len(slots_after) == len(slots_before) == 2
+  for after, before in zip(slots_after, slots_before):
+    np.testing.assert_array_equal(after, before)
+  # `a` took both steps: Adam moves by the learning rate on constant grads.
+  np.testing.assert_allclose(keras.ops.convert_to_numpy(variables[0]), 0.8,
+                             rtol=1e-5)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_loss_scale_optimizer_wraps_a_bridged_optimizer(legacy):
+  """mixed_float16: LossScaleOptimizer scales, skips overflows, unscales."""
+  precision = tf_keras.mixed_precision if legacy else keras.mixed_precision
+  layers, models = (tf_keras.layers, tf_keras) if legacy else (keras.layers,
+                                                                keras)
+  bridged_module = tf_bridge.legacy if legacy else tf_bridge
+  native_module = tf_keras.optimizers.legacy if legacy else keras.optimizers
+  rng = np.random.default_rng(0)
+  inputs = rng.standard_normal((64, 8)).astype(np.float32)
+  targets = rng.standard_normal((64, 1)).astype(np.float32)
+  initial = None
+
+  def run(optimizer):
+    nonlocal initial
+    model = models.Sequential([layers.Input((8,)),
+                               layers.Dense(16, activation="relu"),
+                               layers.Dense(1, dtype="float32")])
+    initial = initial or [rng.standard_normal(w.shape).astype(np.float32) * 0.3
+                          for w in model.get_weights()]
+    model.set_weights(initial)
+    model.compile(optimizer=precision.LossScaleOptimizer(optimizer),
+                  loss="mse")
+    model.fit(inputs, targets, batch_size=16, epochs=2, shuffle=False,
+              verbose=0)
+    return model
+
+  previous = precision.global_policy()
+  precision.set_global_policy("mixed_float16")
+  try:
+    bridged = run(bridged_module.Adam(0.01))
+    native = run(native_module.Adam(0.01))
+  finally:
+    precision.set_global_policy(previous)
+  assert bridged.layers[0].compute_dtype == "float16"
+  inner = bridged.optimizer.inner_optimizer
+  assert type(inner) is bridged_module.Adam
+  for got, want in zip(bridged.get_weights(), native.get_weights()):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def factored_second_moment(learning_rate=0.01):
+  """A user's transform whose per-parameter state is not parameter-shaped
+  (optax's factored Adafactor moments: row and column vectors)."""
+  return optax.chain(optax.scale_by_factored_rms(min_dim_size_to_factor=2),
+                     optax.scale_by_learning_rate(learning_rate))
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_state_leaves_of_other_shapes_are_plain_variables(legacy):
+  module = tf_bridge.legacy if legacy else tf_bridge
+  optimizer_class = module.keras_optimizer(
+      factored_second_moment, name=f"Factored{'Legacy' if legacy else ''}")
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(optimizer_class(), initial, gradients[:10])
+  port = testing.transform_trajectory(factored_second_moment(), initial,
+                                      gradients[:10])
+  testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6)
+
+
+def test_an_algorithm_argument_named_like_a_host_argument_stays_its_own():
+  """TF1 RMSProp's `decay` is its mean-square decay, not OptimizerV2's
+  learning-rate decay; TFA AdamW's `weight_decay` is TFA's (not scaled by the
+  learning rate), not Keras 3's."""
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+  initial, gradients = problem(sparse=False)
+  bridged = tf_bridge.legacy.tf1.RMSProp(0.01, decay=0.5)
+  assert bridged.get_config()["decay"] == 0.5
+  testing.compare_trajectories(
+      keras_trajectory(bridged, initial, gradients),
+      testing.native_trajectory(
+          tf.compat.v1.train.RMSPropOptimizer(0.01, decay=0.5), initial,
+          gradients), rtol=1e-5, atol=1e-6, actual_name="bridge")
+  adamw = tf_bridge.addons.AdamW(0.1, 0.01)
+  assert adamw.weight_decay is None  # Keras's own decay stays off.
+  testing.compare_trajectories(
+      keras_trajectory(adamw, initial, gradients),
+      testing.transform_trajectory(jaxopt_port.addons.adamw(0.1, 0.01),
+                                   initial, gradients),
+      rtol=1e-5, atol=1e-6, actual_name="bridge", expected_name="port")

@@ -1,0 +1,42 @@
+"""Every bridged class against its native Keras class and its port, step by
+step, eager and in a `tf.function`."""
+
+import pytest
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+from tf_bridge import catalog, testing
+
+from bridge_cases import (problem, keras_trajectory, ALL_CLASSES, IDS,
+                          native_dense_trajectory)
+
+
+def test_legacy_classes_never_stand_in_for_a_native_legacy_class():
+  """A Keras 3 port is not OptimizerV2's algorithm of the same name."""
+  assert hasattr(tf_bridge.legacy, "AdamW") and hasattr(tf_bridge.legacy,
+                                                        "Lion")
+  for declaration in catalog.CATALOG:
+    legacy_class = getattr(tf_bridge.legacy, declaration.class_name, None)
+    if legacy_class and hasattr(tf_keras.optimizers.legacy,
+                                declaration.class_name):
+      assert catalog.lookup(f"legacy.{declaration.port.__name__}")
+
+
+@pytest.mark.parametrize("in_function", [False, True],
+                         ids=["eager", "tf.function"])
+@pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
+def test_bridged_equals_native_and_port(case, in_function):
+  declaration = ALL_CLASSES[case].declaration
+  initial, gradients = problem(sparse=False)
+  bridged = keras_trajectory(ALL_CLASSES[case].make(), initial, gradients,
+                             in_function=in_function)
+  port = testing.transform_trajectory(declaration.make_port(), initial,
+                                      gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge", expected_name="port")
+  if declaration.has_native:
+    native = native_dense_trajectory(declaration, {}, gradients, in_function)
+    testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                                 actual_name="bridge",
+                                 expected_name=declaration.native_path)

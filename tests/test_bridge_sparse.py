@@ -1,0 +1,109 @@
+"""Sparse gradients (`tf.IndexedSlices`) through the bridge against native
+Keras's sparse kernels; TF Addons' lazy updates."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import tf_bridge
+import tf_bridge.legacy
+from tf_bridge import catalog, testing
+
+from bridge_cases import (bridged_class, problem, to_tensor, densify,
+                          keras_trajectory, native_dense_trajectory,
+                          optimizer_values)
+
+
+NATIVE = [d for d in catalog.CATALOG if d.has_native]
+SPARSE_CASES = [(d, {}) for d in NATIVE] + [
+    (catalog.lookup(name), {"momentum": 0.5})
+    for name in ("sgd", "rmsprop", "legacy.sgd", "legacy.rmsprop")]
+
+
+@pytest.mark.parametrize("in_function", [False, True],
+                         ids=["eager", "tf.function"])
+@pytest.mark.parametrize(
+    "declaration,kwargs", SPARSE_CASES,
+    ids=[d.name + ("-momentum" if k else "") for d, k in SPARSE_CASES])
+def test_bridged_sparse(declaration, kwargs, in_function):
+  """In tf.function; sparse gradients with duplicate indices summed.
+
+  Legacy and TF1: the native sparse path is the ground truth (lazy where
+  native is lazy). Keras 3: the native dense result is (the TensorFlow backend
+  squares duplicate indices separately; DESIGN.md follows the JAX backend).
+  """
+  initial, gradients = problem(sparse=True)
+  bridged = keras_trajectory(
+      bridged_class(declaration)(**{**declaration.required, **kwargs}),
+      initial, gradients, sparse=True, in_function=in_function)
+  if declaration.generation != catalog.KERAS:
+    native = keras_trajectory(declaration.make_native(**kwargs), initial,
+                              gradients, sparse=True, in_function=in_function)
+  else:
+    native = native_dense_trajectory(declaration, kwargs, densify(gradients),
+                                     in_function)
+  testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge",
+                               expected_name=declaration.native_path)
+
+
+def test_sparse_ground_truths_differ_from_dense():
+  """The sparse cases above can fail: lazy legacy SGD and Keras 3 Adam on
+  duplicates both leave the dense trajectory."""
+  initial, gradients = problem(sparse=True)
+  for native in (tf_keras.optimizers.legacy.SGD(momentum=0.9),
+                 keras.optimizers.Adam()):
+    sparse = keras_trajectory(native, initial, gradients, sparse=True)
+    dense = keras_trajectory(type(native).from_config(native.get_config()),
+                             initial, densify(gradients))
+    with pytest.raises(AssertionError, match="variable 3"):
+      testing.compare_trajectories(sparse, dense, rtol=1e-5, atol=1e-6)
+  lazy = keras_trajectory(tf_bridge.legacy.SGD(momentum=0.9), initial,
+                          gradients, sparse=True)
+  touched = set()
+  for step, (_, indices) in enumerate(g[3] for g in gradients):
+    untouched = sorted(set(range(6)) - set(indices.tolist()))
+    before = initial[3] if step == 0 else lazy[step - 1][3]
+    np.testing.assert_array_equal(lazy[step][3][untouched], before[untouched])
+    touched |= set(indices.tolist())
+  assert touched == set(range(6))
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_lazy_adam_updates_only_touched_rows(legacy):
+  """TFA's LazyAdam on IndexedSlices (duplicates summed): the touched rows
+  follow TFA's sparse formula (numpy here), untouched rows of the variable
+  and of `m` and `v` stay bit for bit."""
+  initial, gradients = problem(sparse=True)
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  optimizer = module.LazyAdam(0.01)
+  variable = (tf.Variable if legacy else keras.Variable)(initial[3],
+                                                         name="embedding")
+  value = initial[3].astype(np.float64)
+  m, v = np.zeros_like(value), np.zeros_like(value)
+  slots_before = None
+  for t, step_gradients in enumerate(gradients, 1):
+    values, indices = step_gradients[3]
+    rows = np.unique(indices)
+    summed = np.zeros_like(value)
+    np.add.at(summed, indices, values)
+    alpha = 0.01 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+    m[rows] = 0.9 * m[rows] + 0.1 * summed[rows]
+    v[rows] = 0.999 * v[rows] + 0.001 * summed[rows] ** 2
+    value[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + 1e-7)
+    before = np.array(variable.numpy())
+    testing.apply_gradients(optimizer, [to_tensor(step_gradients[3], True)],
+                            [variable])
+    after = np.array(variable.numpy())
+    untouched = sorted(set(range(6)) - set(rows.tolist()))
+    np.testing.assert_array_equal(after[untouched], before[untouched])
+    slots = [np.array(s) for s in optimizer_values(optimizer)
+             if np.shape(s) == value.shape]
+    assert len(slots) == 2  # m and v.
+    if slots_before is not None:
+      for slot, old in zip(slots, slots_before):
+        np.testing.assert_array_equal(slot[untouched], old[untouched])
+    slots_before = slots
+    np.testing.assert_allclose(after, value, rtol=1e-5, atol=1e-6)
