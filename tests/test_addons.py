@@ -861,3 +861,49 @@ def test_moving_average_num_updates_caps_the_decay():
   with pytest.raises(ValueError, match="`num_updates` must be None or an "
                      "integer >= 0. Received: num_updates=-1"):
     tfa.MovingAverage("sgd", num_updates=-1)
+
+
+# TF Addons' own tests run each optimizer in float16, float32 and float64
+# (`assertAllCloseAccordingToType`); float16 within its rounding: each step
+# rounds the variable (2**-11 relative).
+DTYPES = {"float16": {"rtol": 2e-2, "atol": 2e-2},
+          "float64": {"rtol": 1e-9, "atol": 1e-12}}
+DTYPE_GRID = [(name, dtype, legacy) for name in sorted(CASES)
+              for dtype in DTYPES for legacy in (True, False)]
+
+
+@pytest.mark.parametrize(
+    "name,dtype,legacy", DTYPE_GRID,
+    ids=[f"{'legacy' if l else 'keras3'}-{n}-{d}" for n, d, l in DTYPE_GRID])
+def test_bridged_class_in_tfa_dtypes(name, dtype, legacy):
+  """Each bridged TFA class on float16 and float64 variables (eager) against
+  the numpy formula in float64: float64 computed in float64, float16
+  within float16's rounding of the steps."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  _, numpy_step, learning_rate, grid = CASES[name]
+  initial, gradients = testing.seeded_problem(20, seed=12, grad_scale=1.0)
+  initial = [v.astype(dtype) for v in initial]
+  if dtype == "float16" and name not in ("conditional_gradient", "cocob"):
+    learning_rate *= 10  # Moves far beyond float16's rounding.
+  # OptimizerV2 keeps the learning rate in a float32 variable (TFA too:
+  # `_decayed_lr(var_dtype)` casts it), so a float64 step uses its float32
+  # value.
+  kwargs = grid[1] if name == "cocob" else grid[0]  # alpha 10 moves more.
+  expected = numpy_trajectory(numpy_step(**kwargs),
+                              float(np.float32(learning_rate)), initial,
+                              gradients)
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  optimizer = getattr(module, catalog.lookup(f"addons.{name}").class_name)(
+      **{**kwargs, "learning_rate": learning_rate})
+  variables = [tf.Variable(v) for v in initial]
+  actual = []
+  for step in gradients:
+    optimizer.apply_gradients(zip([tf.constant(g.astype(dtype))
+                                   for g in step], variables))
+    actual.append([v.numpy() for v in variables])
+  assert actual[-1][0].dtype == np.dtype(dtype)
+  testing.compare_trajectories(actual, expected, **DTYPES[dtype],
+                               expected_name="numpy")
