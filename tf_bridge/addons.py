@@ -9,6 +9,8 @@ port also takes `lr` and `decay`); the wrappers `MovingAverage`, `SWA`,
 The OptimizerV2 classes are in `tf_bridge.legacy.addons`.
 """
 
+from typing import TYPE_CHECKING
+
 import keras as _keras
 from jaxopt_port import addons as _ports
 
@@ -24,52 +26,145 @@ class AdamW(Keras3DecoupledWeightDecay,
             Keras3Optimizer,
             algorithm="addons.adamw"):
   """TF Addons' `tfa.optimizers.AdamW`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, weight_decay, learning_rate=0.001, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-07, amsgrad=False, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, use_ema=False,
+                 ema_momentum=0.99, ema_overwrite_frequency=None,
+                 loss_scale_factor=None, gradient_accumulation_steps=None,
+                 name=None, *, exclude_from_weight_decay=None, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class SGDW(Keras3DecoupledWeightDecay,
            Keras3Optimizer,
            algorithm="addons.sgdw"):
   """TF Addons' `tfa.optimizers.SGDW`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, weight_decay, learning_rate=0.001, momentum=0.0,
+                 nesterov=False, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *,
+                 exclude_from_weight_decay=None, lr=None, decay=0.0,
+                 skip_nonfinite=False) -> None: ...
 
 
 class LazyAdam(Keras3Optimizer, algorithm="addons.lazy_adam"):
   """TF Addons' `tfa.optimizers.LazyAdam`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, amsgrad=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class RectifiedAdam(Keras3Optimizer, algorithm="addons.rectified_adam"):
   """TF Addons' `tfa.optimizers.RectifiedAdam`, bridged as a Keras 3
   optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, weight_decay=0.0, amsgrad=False,
+                 sma_threshold=5.0, total_steps=0, warmup_proportion=0.1,
+                 min_lr=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class AdaBelief(Keras3Optimizer, algorithm="addons.adabelief"):
   """TF Addons' `tfa.optimizers.AdaBelief`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-14, weight_decay=0.0, amsgrad=False, rectify=True,
+                 sma_threshold=5.0, total_steps=0, warmup_proportion=0.1,
+                 min_lr=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class Yogi(Keras3Optimizer, algorithm="addons.yogi"):
   """TF Addons' `tfa.optimizers.Yogi`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.01, beta1=0.9, beta2=0.999,
+                 epsilon=0.001, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0,
+                 initial_accumulator_value=1e-06, activation='sign',
+                 weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class NovoGrad(Keras3Optimizer, algorithm="addons.novograd"):
   """TF Addons' `tfa.optimizers.NovoGrad`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, weight_decay=0.0, grad_averaging=False,
+                 amsgrad=False, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class COCOB(Keras3Optimizer, algorithm="addons.cocob"):
   """TF Addons' `tfa.optimizers.COCOB`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, alpha=100.0, learning_rate=0.0, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class ConditionalGradient(Keras3Optimizer,
                           algorithm="addons.conditional_gradient"):
   """TF Addons' `tfa.optimizers.ConditionalGradient`, bridged as a Keras 3
   optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate, lambda_=0.01, epsilon=1e-07, ord='fro',
+                 weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class ProximalAdagrad(Keras3Optimizer, algorithm="addons.proximal_adagrad"):
   """TF Addons' `tfa.optimizers.ProximalAdagrad`, bridged as a Keras 3
   optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *, lr=None,
+                 decay=0.0, skip_nonfinite=False) -> None: ...
 
 
 class LAMB(Keras3Optimizer, algorithm="addons.lamb"):
   """TF Addons' `tfa.optimizers.LAMB`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-06, weight_decay=0.0,
+                 exclude_from_weight_decay=None,
+                 exclude_from_layer_adaptation=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, use_ema=False,
+                 ema_momentum=0.99, ema_overwrite_frequency=None,
+                 loss_scale_factor=None, gradient_accumulation_steps=None,
+                 name=None, *, lr=None, decay=0.0,
+                 skip_nonfinite=False) -> None: ...
 
 
 __all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
@@ -102,8 +197,8 @@ class MultiOptimizer(_keras.optimizers.Optimizer):
   """TF Addons' `MultiOptimizer` (discriminative layer training) for Keras
   3: each optimizer updates the weights of the layers (or models) paired
   with it, matched by their paths (with or without the model's name in
-  front: Keras 3 drops it when a model is loaded). Keras's base arguments (clipping,
-  weight decay, ...) belong to the inner optimizers, as TFA's
+  front: Keras 3 drops it when a model is loaded). Keras's base arguments
+  (clipping, weight decay, ...) belong to the inner optimizers, as TFA's
   `apply_gradients` bypasses its own.
 
   Args:

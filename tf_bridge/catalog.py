@@ -322,8 +322,11 @@ def class_statements(module: str) -> str:
   (a module of `CLASS_MODULES`), as `python -m tf_bridge.catalog` writes
   them between the module's markers; a test keeps each module equal to
   them. A class's keywords name its declaration, from which its base class
-  reads everything else."""
+  reads everything else; its constructor's signature (the class's own,
+  read from the imported module where the class exists) is written for
+  static analysis (IDEs) only."""
   base, declarations = CLASS_MODULES[module]
+  signatures = _signatures(module)
   legacy = base == "LegacyOptimizer"
   blocks = []
   for d in declarations():
@@ -343,12 +346,54 @@ def class_statements(module: str) -> str:
     line = head + ", ".join(arguments) + "):"
     if len(line) > 79:
       line = head + (",\n" + " " * len(head)).join(arguments) + "):"
-    blocks.append(line + "\n" + "\n".join(
-        _wrapped(f'  """{origin}, bridged as {host}."""', 79, 2)) + "\n")
+    block = [line, *_wrapped(f'  """{origin}, bridged as {host}."""', 79,
+                             2)]
+    if d.class_name in signatures:
+      block += ["  if TYPE_CHECKING:  # The constructor, for static analysis.",
+                *_call_lines("    def __init__(", signatures[d.class_name],
+                             ") -> None: ...")]
+    blocks.append("\n".join(block) + "\n")
   names = ", ".join(f'"{d.class_name}"' for d in declarations())
   return (GENERATED_BEGIN + "\n\n" + "\n\n".join(blocks) + "\n\n"
           + "\n".join(_wrapped(f"__all__ = [{names}]")) + "\n"
           + GENERATED_END)
+
+
+def _signatures(module: str) -> dict[str, list[str]]:
+  """`self` and the parameters of each catalog class `module` has now (none if
+  it cannot be imported yet), defaults as their reprs."""
+  try:
+    imported = importlib.import_module(module)
+  except (ImportError, AttributeError):
+    return {}
+  found = {}
+  for name in getattr(imported, "__all__", ()):
+    value = getattr(imported, name, None)
+    if getattr(value, "declaration", None) is None:
+      continue
+    parameters, keyword_only = ["self"], False
+    for parameter in inspect.signature(value).parameters.values():
+      if parameter.kind == parameter.KEYWORD_ONLY and not keyword_only:
+        parameters.append("*")
+        keyword_only = True
+      parameters.append(
+          parameter.name if parameter.default is parameter.empty
+          else f"{parameter.name}={parameter.default!r}")
+    found[name] = parameters
+  return found
+
+
+def _call_lines(head: str, parameters: list[str], tail: str) -> list[str]:
+  """`head` + the parameters + `tail`, broken between parameters (inside
+  the parentheses) to fit 79 columns, continued under the first one."""
+  lines, line = [], head
+  for index, parameter in enumerate(parameters):
+    piece = parameter + (tail if index == len(parameters) - 1 else ",")
+    if len(line) + len(piece) > 79 and line.strip() != head.strip():
+      lines.append(line.rstrip())
+      line = " " * len(head)
+    line += piece + ("" if index == len(parameters) - 1 else " ")
+  return lines + [line]
 
 
 def _wrapped(line: str, width: int = 79, indent: int | None = None
@@ -378,10 +423,26 @@ def with_class_statements(source: str, module: str) -> str:
   return source[:begin] + class_statements(module) + source[end:]
 
 
-if __name__ == "__main__":
+def _write_class_statements() -> bool:
+  """Writes every `CLASS_MODULES` module's class statements; whether one
+  changed (a new class's signature is known once its module imports it)."""
+  changed = False
   for name in CLASS_MODULES:
     path = module_file(name)
     with open(path, encoding="utf-8") as file:
       text = file.read()
-    with open(path, "w", encoding="utf-8") as file:
-      file.write(with_class_statements(text, name))
+    new = with_class_statements(text, name)
+    if new != text:
+      changed = True
+      with open(path, "w", encoding="utf-8") as file:
+        file.write(new)
+  return changed
+
+
+if __name__ == "__main__":
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  if _write_class_statements() and "--again" not in sys.argv:
+    # Once more in a fresh process, which imports the classes just written.
+    subprocess.run([sys.executable, "-m", "tf_bridge.catalog", "--again"],
+                   check=True)

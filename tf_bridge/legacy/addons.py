@@ -2,6 +2,8 @@
 `tf_bridge.legacy.addons.<Name>` runs `jaxopt_port.addons.<name>` with
 OptimizerV2's `lr`, `decay` and clipping around it."""
 
+from typing import TYPE_CHECKING
+
 import functools as _functools
 
 import tensorflow as _tf
@@ -20,50 +22,128 @@ class AdamW(LegacyDecoupledWeightDecay,
             LegacyOptimizer,
             algorithm="addons.adamw"):
   """TF Addons' `tfa.optimizers.AdamW`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, weight_decay, learning_rate=0.001, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-07, amsgrad=False, name='AdamW', *,
+                 exclude_from_weight_decay=None, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class SGDW(LegacyDecoupledWeightDecay,
            LegacyOptimizer,
            algorithm="addons.sgdw"):
   """TF Addons' `tfa.optimizers.SGDW`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, weight_decay, learning_rate=0.001, momentum=0.0,
+                 nesterov=False, name='SGDW', *,
+                 exclude_from_weight_decay=None, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class LazyAdam(LegacyOptimizer, algorithm="addons.lazy_adam"):
   """TF Addons' `tfa.optimizers.LazyAdam`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, amsgrad=False, name='LazyAdam', *, lr=None,
+                 decay=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, gradient_aggregator=None,
+                 gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
 class RectifiedAdam(LegacyOptimizer, algorithm="addons.rectified_adam"):
   """TF Addons' `tfa.optimizers.RectifiedAdam`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, weight_decay=0.0, amsgrad=False,
+                 sma_threshold=5.0, total_steps=0, warmup_proportion=0.1,
+                 min_lr=0.0, name='RectifiedAdam', *, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class AdaBelief(LegacyOptimizer, algorithm="addons.adabelief"):
   """TF Addons' `tfa.optimizers.AdaBelief`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-14, weight_decay=0.0, amsgrad=False, rectify=True,
+                 sma_threshold=5.0, total_steps=0, warmup_proportion=0.1,
+                 min_lr=0.0, name='AdaBelief', *, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class Yogi(LegacyOptimizer, algorithm="addons.yogi"):
   """TF Addons' `tfa.optimizers.Yogi`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.01, beta1=0.9, beta2=0.999,
+                 epsilon=0.001, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0,
+                 initial_accumulator_value=1e-06, activation='sign',
+                 name='Yogi', *, lr=None, decay=0.0, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class NovoGrad(LegacyOptimizer, algorithm="addons.novograd"):
   """TF Addons' `tfa.optimizers.NovoGrad`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, weight_decay=0.0, grad_averaging=False,
+                 amsgrad=False, name='NovoGrad', *, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class COCOB(LegacyOptimizer, algorithm="addons.cocob"):
   """TF Addons' `tfa.optimizers.COCOB`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, alpha=100.0, learning_rate=0.0, name='COCOB', *,
+                 lr=None, decay=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, gradient_aggregator=None,
+                 gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
 class ConditionalGradient(LegacyOptimizer,
                           algorithm="addons.conditional_gradient"):
   """TF Addons' `tfa.optimizers.ConditionalGradient`, bridged as an
   OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate, lambda_=0.01, epsilon=1e-07, ord='fro',
+                 name='ConditionalGradient', *, lr=None, decay=0.0,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class ProximalAdagrad(LegacyOptimizer, algorithm="addons.proximal_adagrad"):
   """TF Addons' `tfa.optimizers.ProximalAdagrad`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, name='ProximalAdagrad', *,
+                 lr=None, decay=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, gradient_aggregator=None,
+                 gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
 class LAMB(LegacyOptimizer, algorithm="addons.lamb"):
   """TF Addons' `tfa.optimizers.LAMB`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-06, weight_decay=0.0,
+                 exclude_from_weight_decay=None,
+                 exclude_from_layer_adaptation=None, name='LAMB', *, lr=None,
+                 decay=0.0, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, gradient_aggregator=None,
+                 gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
 __all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
