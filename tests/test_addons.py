@@ -574,7 +574,7 @@ def test_decay_var_list_decays_only_the_listed_variables(legacy):
   AdamW, eagerly and in a
   tf.function: the listed variables follow AdamW's formula, the others
   Adam's; without a list (or with an empty one) every variable decays, as
-  in TFA."""
+  in TFA; a list takes priority over `exclude_from_weight_decay`."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_bridge.addons  # pylint: disable=import-outside-toplevel
   import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
@@ -582,7 +582,7 @@ def test_decay_var_list_decays_only_the_listed_variables(legacy):
   adamw, adam = decoupled_numpy(adam_numpy(), 0.05), adam_numpy()
   module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
   for in_function in (False, True):
-    optimizer = module.AdamW(0.05, 0.01)
+    optimizer = module.AdamW(0.05, 0.01, exclude_from_weight_decay=["v1"])
     variables = [tf.Variable(v, name=f"v{i}") for i, v in enumerate(initial)]
     want = [v.astype(np.float64) for v in initial]
     states = [{} for _ in initial]
@@ -606,7 +606,7 @@ def test_decay_var_list_decays_only_the_listed_variables(legacy):
             lambda: sum(tf.reduce_sum(v * g) for v, g in zip(variables, step)),
             variables, decay_var_list=[variables[i] for i in decayed])
       for i, g in enumerate(step):
-        rule = adamw if not decayed or i in decayed else adam
+        rule = adamw if i in (decayed or (0, 2)) else adam
         want[i] = rule(want[i], g.astype(np.float64), states[i], 0.01, t)
       for i, variable in enumerate(variables):
         np.testing.assert_allclose(variable.numpy(), want[i], rtol=1e-5,
@@ -818,9 +818,7 @@ TFA_SIGNATURES = {
                        ("optimizer_specs", None), ("name", "MultiOptimizer")],
     "Lookahead": [("optimizer", REQUIRED), ("sync_period", 6),
                   ("slow_step_size", 0.5), ("name", "Lookahead")],
-    # TFA's second argument is `use_locking`, a TF1 locking flag with no
-    # meaning here; the port's is the (unused) learning rate.
-    "COCOB": [("alpha", 100.0), ("learning_rate", 0.0), ("name", "COCOB")],
+    "COCOB": [("alpha", 100.0), ("use_locking", False), ("name", "COCOB")],
 }
 
 

@@ -285,8 +285,12 @@ def test_wrappers_take_an_optimizer_name_or_a_native_optimizer(legacy):
 
 
 def test_cocob_takes_alpha_first_as_tfa():
+  """TFA's `COCOB(alpha, use_locking, name)`: `use_locking` taken and
+  without effect, as in TFA."""
   cocob = tf_bridge.legacy.addons.COCOB
   assert cocob(20).get_config()["alpha"] == 20
+  optimizer = cocob(20, True, "mine")
+  assert (optimizer._name, optimizer.get_config()["alpha"]) == ("mine", 20)  # pylint: disable=protected-access
 
   def run(optimizer):
     variable = tf.Variable(np.ones(3, "float32"))
@@ -295,6 +299,7 @@ def test_cocob_takes_alpha_first_as_tfa():
     return variable.numpy()
 
   np.testing.assert_array_equal(run(cocob(20)), run(cocob(alpha=20)))
+  np.testing.assert_array_equal(run(cocob(20, True)), run(cocob(20, False)))
   assert not np.allclose(run(cocob(20)), run(cocob()))
 
 

@@ -166,6 +166,9 @@ def test_migrating_table_covers_every_tfa_name():
                     flags=re.M)
   assert {row[0] for row in rows} == TFA_NAMES
   assert len(rows) == len(TFA_NAMES)
+  # A drop-in: every TFA name under its own name on the OptimizerV2 side.
+  assert [name for name, _, legacy, _ in rows
+          if legacy != f"`{name}`"] == []
   modules = (tf_bridge.addons, tf_bridge.legacy.addons, addons)
   for name, *cells in rows:
     for module, cell in zip(modules, cells):

@@ -19,14 +19,15 @@ class _DecoupledWeightDecay:
                      if decay_var_list else None)
 
   def _exclude_undecayed(self) -> None:
-    """Variables outside `decay_var_list` join the exclusions (by their
-    exact key) for this step; the transform retraces only when they
-    change."""
+    """With a `decay_var_list`, the variables outside it are this step's
+    exclusions (by their exact key; the list takes priority over
+    `exclude_from_weight_decay`, as in TFA); the transform retraces only
+    when they change."""
     excluded = list(self._arguments.get("exclude_from_weight_decay") or [])
     if self._decayed is not None:
-      excluded += ["^" + re.escape(key) + "$" for key, variable in zip(
+      excluded = ["^" + re.escape(key) + "$" for key, variable in zip(
           self._fused.keys, self._built_variables())
-                   if self._decay_key(variable) not in self._decayed]
+                  if self._decay_key(variable) not in self._decayed]
     if (excluded or None) != self._fused.argument("exclude_from_weight_decay"):
       self._fused.set_argument("exclude_from_weight_decay", excluded or None)
 

@@ -127,6 +127,11 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
       parameters.append(inspect.Parameter(
           name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
     keyword = inspect.Parameter.KEYWORD_ONLY
+    if ("learning_rate" not in cls._positional
+        and "learning_rate" in inspect.signature(cls.port).parameters):
+      # A keyword-only rate (TFA COCOB's, which it ignores).
+      parameters.append(inspect.Parameter("learning_rate", keyword,
+                                          default=cls._default_rate))
     parameters += [inspect.Parameter(k, keyword, default=v)
                    for k, v in {**own, **base}.items()
                    if k not in cls._positional]

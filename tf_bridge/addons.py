@@ -118,12 +118,13 @@ class NovoGrad(Keras3Optimizer, algorithm="addons.novograd"):
 class COCOB(Keras3Optimizer, algorithm="addons.cocob"):
   """TF Addons' `tfa.optimizers.COCOB`, bridged as a Keras 3 optimizer."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
-    def __init__(self, alpha=100.0, learning_rate=0.0, weight_decay=None,
+    def __init__(self, alpha=100.0, use_locking=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None,
                  use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, name=None, *, lr=None,
-                 decay=0.0, skip_nonfinite=False) -> None: ...
+                 gradient_accumulation_steps=None, name=None, *,
+                 learning_rate=0.0, lr=None, decay=0.0,
+                 skip_nonfinite=False) -> None: ...
 
 
 class ConditionalGradient(Keras3Optimizer,

@@ -22,10 +22,11 @@ class COCOBSlots(NamedTuple):
 
 
 @with_legacy_base_arguments(learning_rate=0.0)
-def cocob(alpha: float = 100.0, learning_rate: float = 0.0) -> UpdateStep:
-  """COCOB-Backprop, as `tfa.optimizers.COCOB`: learning-rate free (the
-  `learning_rate` argument is ignored, as TFA has none; `alpha` comes first,
-  as in TFA's `COCOB(alpha)`)::
+def cocob(alpha: float = 100.0, use_locking: bool = False, *,
+          learning_rate: float = 0.0) -> UpdateStep:
+  """COCOB-Backprop, as `tfa.optimizers.COCOB(alpha, use_locking)`:
+  learning-rate free (the keyword `learning_rate` is ignored, as TFA has
+  none)::
 
     L = max(L, |g|);  G = G + |g|;  S = S + g
     R = max(R - g * w~, 0)
@@ -34,12 +35,14 @@ def cocob(alpha: float = 100.0, learning_rate: float = 0.0) -> UpdateStep:
 
   Args:
     alpha: >= 1; bounds the step early in training.
+    use_locking: TFA's TF1 locking flag, taken for its signature; no effect
+      (TFA's step never read it either).
 
   Reference: Orabona and Tommasi, 2017, "Training Deep Networks without
   Learning Rates Through Coin Betting".
   """
   _checks.check_range("alpha", alpha, 1.0)
-  del learning_rate
+  del use_locking, learning_rate
 
   def build(params):
     zeros = optax.tree.zeros_like(params)

@@ -13,6 +13,9 @@ from jaxopt_port import addons as _ports
 from tf_bridge import _cyclical
 from tf_bridge._averaging import AveragedOptimizer
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
+from tf_bridge.legacy._averaged_wrapper import AveragedOptimizerWrapper
+from tf_bridge.legacy._decoupled_extension import (
+    DecoupledWeightDecayExtension)
 from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
 
 # Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
@@ -105,10 +108,11 @@ class NovoGrad(LegacyOptimizer, algorithm="addons.novograd"):
 class COCOB(LegacyOptimizer, algorithm="addons.cocob"):
   """TF Addons' `tfa.optimizers.COCOB`, bridged as an OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
-    def __init__(self, alpha=100.0, learning_rate=0.0, name='COCOB', *,
-                 lr=None, decay=0.0, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, gradient_aggregator=None,
-                 gradient_transformers=None, skip_nonfinite=False) -> None: ...
+    def __init__(self, alpha=100.0, use_locking=False, name='COCOB', *,
+                 learning_rate=0.0, lr=None, decay=0.0, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
 
 
 class ConditionalGradient(LegacyOptimizer,
@@ -167,7 +171,11 @@ class Lookahead(LegacyOptimizer, port=_ports.lookahead):
   """TF Addons' `Lookahead` wrapper."""
 
 
-__all__ += ["Lookahead", "MovingAverage", "SWA"]
+# `isinstance(optimizer, AveragedOptimizerWrapper)` holds for them as in TFA.
+AveragedOptimizerWrapper.register(MovingAverage)
+AveragedOptimizerWrapper.register(SWA)
+
+__all__ += ["Lookahead", "MovingAverage", "SWA", "AveragedOptimizerWrapper"]
 
 
 @_tf_keras.utils.register_keras_serializable(package="Addons")
@@ -252,32 +260,33 @@ __all__ += ["MultiOptimizer"]
 
 def extend_with_decoupled_weight_decay(base_optimizer: type) -> type:
   """TFA's `extend_with_decoupled_weight_decay`: an OptimizerV2 class running
-  `base_optimizer`'s algorithm after TFA's decoupled weight decay
-  (`jaxopt_port.addons.decoupled_weight_decay`). Its constructor takes
-  `weight_decay` first, then the base's arguments, and
+  `base_optimizer`'s algorithm after TFA's decoupled weight decay. Its
+  constructor takes `weight_decay` first, then the base's arguments, and
   `exclude_from_weight_decay`; `apply_gradients` and `minimize` take
   `decay_var_list`. `extend_with_decoupled_weight_decay(
   tf_keras.optimizers.legacy.Adam)` is TFA's `AdamW`.
 
   Args:
-    base_optimizer: A bridged OptimizerV2 class, or a tf_keras legacy class
-      with a bridged twin in `tf_bridge.legacy` (whose algorithm it runs).
+    base_optimizer: A bridged OptimizerV2 class or a tf_keras legacy class
+      with a bridged twin in `tf_bridge.legacy`: the decay runs in the
+      twin's XLA call (`jaxopt_port.addons.decoupled_weight_decay`). Any
+      other OptimizerV2 class (a user's own): the decay runs in TensorFlow
+      ops before its kernels (`DecoupledWeightDecayExtension`).
   """
   from tf_bridge import legacy  # pylint: disable=import-outside-toplevel
-
-  def is_bridged_class(value):
-    return (isinstance(value, type) and getattr(value, "_fused_class", False)
-            and issubclass(value, _tf_keras.optimizers.legacy.Optimizer))
-
-  bridged = (base_optimizer if is_bridged_class(base_optimizer)
-             else getattr(legacy, getattr(base_optimizer, "__name__", ""),
-                          None))
-  if not is_bridged_class(bridged):
+  optimizer_v2 = _tf_keras.optimizers.legacy.Optimizer
+  if not (isinstance(base_optimizer, type)
+          and issubclass(base_optimizer, optimizer_v2)):
     raise TypeError(
-        "extend_with_decoupled_weight_decay takes a bridged OptimizerV2 "
-        "class or a tf_keras legacy optimizer class with a bridged twin in "
-        f"tf_bridge.legacy. Received: base_optimizer={base_optimizer!r}")
-  return _with_decoupled_weight_decay(bridged)
+        "extend_with_decoupled_weight_decay takes an OptimizerV2 class "
+        "(tf_keras.optimizers.legacy.Optimizer or a subclass). Received: "
+        f"base_optimizer={base_optimizer!r}")
+  name = base_optimizer.__name__
+  if getattr(_tf_keras.optimizers.legacy, name, None) is base_optimizer:
+    base_optimizer = getattr(legacy, name, base_optimizer)
+  if getattr(base_optimizer, "_fused_class", False):
+    return _with_decoupled_weight_decay(base_optimizer)
+  return _extended_native(base_optimizer)
 
 
 @_functools.cache
@@ -287,7 +296,25 @@ def _with_decoupled_weight_decay(bridged: type) -> type:
                          module=__name__)
 
 
-__all__ += ["extend_with_decoupled_weight_decay"]
+@_functools.cache
+def _extended_native(base: type) -> type:
+
+  def __init__(self, weight_decay, *args, **kwargs):  # pylint: disable=invalid-name
+    DecoupledWeightDecayExtension.__init__(self, weight_decay, *args,
+                                           **kwargs)
+
+  return type(f"{base.__name__}WithDecoupledWeightDecay",
+              (DecoupledWeightDecayExtension, base),
+              {"__init__": __init__, "__module__": __name__,
+               "__doc__": f"`{base.__name__}` after decoupled weight decay "
+                          "(`DecoupledWeightDecayExtension`)."})
+
+
+# TFA's names for the bases of its optimizers.
+KerasLegacyOptimizer = _tf_keras.optimizers.legacy.Optimizer
+
+__all__ += ["extend_with_decoupled_weight_decay",
+            "DecoupledWeightDecayExtension", "KerasLegacyOptimizer"]
 
 
 _SCHEDULE = _tf_keras.optimizers.schedules.LearningRateSchedule
