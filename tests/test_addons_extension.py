@@ -261,3 +261,75 @@ def test_averaged_optimizer_wrapper_takes_what_tfa_takes():
 
 def test_keras_legacy_optimizer_is_optimizer_v2():
   assert tfa.KerasLegacyOptimizer is tf_keras.optimizers.legacy.Optimizer
+
+
+# TFA classes with a first-moment decay, by its argument name.
+BETA_ONE = {"LazyAdam": "beta_1", "Yogi": "beta1", "LAMB": "beta_1",
+            "RectifiedAdam": "beta_1", "NovoGrad": "beta_1",
+            "AdaBelief": "beta_1", "AdamW": "beta_1"}
+
+
+@pytest.mark.parametrize("name", sorted(BETA_ONE))
+def test_hyperparameters_as_callables_and_tensors(name):
+  """OptimizerV2's hyperparameter forms, which TFA code passes: a tensor
+  learning rate and a callable `beta_1` give the floats' steps; a callable
+  is read at each step (a change between steps acts as `_set_hyper`'s,
+  as TFA's `_get_hyper` reads it)."""
+  optimizer_class = getattr(tfa, name)
+  extra = {"weight_decay": 0.01} if name == "AdamW" else {}
+  gradients = [tf.constant(g) for g in ([1.0, -2.0, 0.5], [-3.0, 1.0, 2.0],
+                                        [0.5, 0.5, -1.0])]
+
+  def run(optimizer, steps=3):
+    variable = tf.Variable(np.ones(3, np.float32))
+    for gradient in gradients[:steps]:
+      optimizer.apply_gradients([(gradient, variable)])
+    return variable, optimizer
+
+  beta = BETA_ONE[name]
+  floats, _ = run(optimizer_class(learning_rate=0.01, **{beta: 0.8}, **extra))
+  default, _ = run(optimizer_class(learning_rate=0.01, **extra))
+  assert not np.allclose(floats.numpy(), default.numpy(), rtol=1e-5)
+  for rate, value in ((tf.constant(0.01), lambda: 0.8),
+                      (lambda: 0.01, tf.constant(0.8))):
+    other, _ = run(optimizer_class(learning_rate=rate, **{beta: value},
+                                   **extra))
+    np.testing.assert_allclose(other.numpy(), floats.numpy(), rtol=1e-6)
+  current = [0.8]
+  variable, optimizer = run(optimizer_class(
+      learning_rate=0.01, **{beta: lambda: current[0]}, **extra), steps=2)
+  current[0] = 0.0
+  optimizer.apply_gradients([(gradients[2], variable)])
+  switched, set_optimizer = run(optimizer_class(
+      learning_rate=0.01, **{beta: 0.8}, **extra), steps=2)
+  set_optimizer._set_hyper("beta_1", 0.0)  # pylint: disable=protected-access
+  set_optimizer.apply_gradients([(gradients[2], switched)])
+  np.testing.assert_allclose(variable.numpy(), switched.numpy(), rtol=1e-6)
+  assert not np.allclose(variable.numpy(), floats.numpy(), rtol=1e-5)
+
+
+def test_keras3_class_from_decoupled_weight_decay_of_a_port():
+  """Keras 3's road to `extend_with_decoupled_weight_decay`:
+  `keras_optimizer(decoupled_weight_decay(port))`. TFA's `weight_decay`
+  comes first and is not Keras's (which scales by the learning rate); of
+  legacy Adam it is `tf_bridge.addons.AdamW`, `decay_var_list` included."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  from jaxopt_port import addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  made = tf_bridge.keras_optimizer(
+      addons.decoupled_weight_decay(jaxopt_port.legacy.adam))
+  initial, gradients = testing.seeded_problem(10, seed=25, grad_scale=1.0)
+  runs = [(made(WEIGHT_DECAY, LEARNING_RATE),
+           [keras.Variable(v) for v in initial]),
+          (tf_bridge.addons.AdamW(WEIGHT_DECAY, LEARNING_RATE),
+           [keras.Variable(v) for v in initial])]
+  for step in gradients:
+    for optimizer, variables in runs:
+      optimizer.apply([tf.constant(g) for g in step], variables,
+                      decay_var_list=variables[:1])
+  for (_, got), want in zip(runs[:1], [runs[1][1]]):
+    for a, b, start in zip(got, want, initial):
+      np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+      assert np.max(np.abs(a.numpy() - start)) > 1e-2
+  assert runs[0][0].get_config()["weight_decay"] == WEIGHT_DECAY

@@ -61,10 +61,13 @@ def host_base_arguments(factory: Callable[..., Any],
                         base_arguments: Sequence[str]) -> list[str]:
   """The host's base arguments, less those a `jaxopt_port` declaration takes
   as its own (TF1's RMSProp `decay` is its mean-square decay, not
-  OptimizerV2's learning-rate decay, which that class then lacks)."""
+  OptimizerV2's learning-rate decay, which that class then lacks; TFA's
+  decoupled `weight_decay` is not Keras 3's)."""
   make = getattr(factory, "make_update_step", None)
   own = set() if make is None else (
       set(inspect.signature(make).parameters) - set(factory.base_arguments))
+  if is_decoupled(factory):
+    own.add("weight_decay")
   return [argument for argument in base_arguments if argument not in own]
 
 
