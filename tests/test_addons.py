@@ -913,3 +913,28 @@ def test_bridged_class_in_tfa_dtypes(name, dtype, legacy):
   assert actual[-1][0].dtype == np.dtype(dtype)
   testing.compare_trajectories(actual, expected, **DTYPES[dtype],
                                expected_name="numpy")
+
+
+# The public methods and properties of TFA 0.23's classes beyond
+# OptimizerV2's (from its source).
+TFA_METHODS = {
+    "MovingAverage": ["assign_average_vars", "shadow_copy", "has_shadow_copy",
+                      "swap_weights"],
+    "SWA": ["assign_average_vars"],
+    "Lookahead": ["weights", "learning_rate", "lr"],
+    "MultiOptimizer": ["create_optimizer_spec",
+                       "maybe_initialize_optimizer_spec"],
+    "AdamW": ["minimize", "apply_gradients"],
+    "AveragedOptimizerWrapper": ["average_op", "assign_average_vars",
+                                 "weights", "learning_rate", "lr"],
+    "DecoupledWeightDecayExtension": ["minimize", "apply_gradients",
+                                      "get_config", "from_config"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TFA_METHODS))
+def test_tfa_methods_exist(name):
+  import tf_bridge.legacy.addons as tfa  # pylint: disable=import-outside-toplevel
+  optimizer_class = getattr(tfa, name)
+  assert [m for m in TFA_METHODS[name] if not hasattr(optimizer_class, m)
+          ] == []

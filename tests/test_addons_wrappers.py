@@ -422,3 +422,45 @@ def test_keras3_multi_optimizer_routes_each_layer_to_its_optimizer(tmp_path):
     assert len(saved) > 2  # Its slots, not only its counters.
     for want, got in zip(saved, restored["optimizer"].variables):
       np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
+def test_moving_average_shadow_copy_and_swap_weights(legacy):
+  """TFA MovingAverage's `shadow_copy` (averages created at zero before any
+  step), `has_shadow_copy` and `swap_weights` (under a strategy's scope:
+  TFA's a = a + b; b = a - b; a = a - b on each device, bit for bit in
+  float32; twice restores both; refused elsewhere with TFA's error)."""
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+  with strategy.scope():
+    inner = (tf_bridge.legacy.SGD if legacy else tf_bridge.SGD)(0.1)
+    optimizer = module.MovingAverage(inner, average_decay=0.5)
+    variable = tf.Variable([1.0, -2.0, 3.0])
+    assert not optimizer.has_shadow_copy
+    optimizer.shadow_copy([variable])
+    assert optimizer.has_shadow_copy
+  average = optimizer._fused.averages(  # pylint: disable=protected-access
+      optimizer._built_variables(), optimizer._state_variables)[id(variable)]  # pylint: disable=protected-access
+  np.testing.assert_array_equal(average.numpy(), [0.0, 0.0, 0.0])
+  @tf.function
+  def train_step():
+    optimizer.apply_gradients([(tf.constant([1.0, 0.5, -1.0]), variable)])
+
+  for _ in range(3):
+    strategy.run(train_step)
+  weights, averages = variable.numpy(), average.numpy()
+  assert not np.allclose(weights, averages, rtol=1e-3)
+  swapped_average = (averages + weights).astype(np.float32)
+  swapped_weight = (swapped_average - weights).astype(np.float32)
+  swapped_average = (swapped_average - swapped_weight).astype(np.float32)
+  with strategy.scope():
+    optimizer.swap_weights()
+  np.testing.assert_array_equal(variable.numpy(), swapped_weight)
+  np.testing.assert_array_equal(average.numpy(), swapped_average)
+  np.testing.assert_allclose(variable.numpy(), averages, rtol=1e-6)
+  with strategy.scope():
+    optimizer.swap_weights()
+  np.testing.assert_allclose(variable.numpy(), weights, rtol=1e-6)
+  with pytest.raises(ValueError, match="Swapping weights must occur under a "
+                     "tf.distribute.Strategy"):
+    optimizer.swap_weights()

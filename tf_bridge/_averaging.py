@@ -1,4 +1,5 @@
-"""TF Addons' `assign_average_vars` for the bridged MovingAverage and SWA."""
+"""TF Addons' `assign_average_vars` for the bridged MovingAverage and SWA, and
+MovingAverage's `shadow_copy` and `swap_weights`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import warnings
 from typing import Any, Sequence
 
 from tf_bridge._checks import variable_name
+from tf_bridge._keras3 import tf_variable_of
 
 class AveragedOptimizer:
   """TFA's `assign_average_vars` for bridged MovingAverage and SWA."""
@@ -30,3 +32,53 @@ class AveragedOptimizer:
         continue
       assignments.append(variable.assign(average))
     return tf.group(assignments)
+
+
+class MovingAverageWeights(AveragedOptimizer):
+  """TFA MovingAverage's `shadow_copy`, `has_shadow_copy` and
+  `swap_weights`, on the averages the fused step keeps."""
+
+  def shadow_copy(self, model_weights: Sequence[Any]) -> None:
+    """Creates the averages of `model_weights` before any step, at zero as
+    TFA's `shadow_copy` does (a first step's build starts them at the
+    weights instead)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    self._build_for(list(model_weights))
+    averages = self._fused.averages(self._built_variables(),
+                                    self._state_variables)
+    for variable in model_weights:
+      average = tf_variable_of(averages[id(variable)])
+      average.assign(tf.zeros_like(average))
+
+  @property
+  def has_shadow_copy(self) -> bool:
+    """Whether the averages exist (after `shadow_copy` or a first step)."""
+    return bool(self._built_variables())
+
+  def swap_weights(self) -> Any:
+    """Swaps the weights and their averages, under a `tf.distribute`
+    strategy's scope (cross-replica context), as TFA does: `a = a + b; b =
+    a - b; a = a - b` on every device, so twice restores both (to float
+    rounding, as in TFA)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    if not tf.distribute.in_cross_replica_context():
+      raise ValueError("Swapping weights must occur under a "
+                       "tf.distribute.Strategy")
+    variables = list(self._built_variables())
+    averages = self._fused.averages(variables, self._state_variables)
+    pairs = [(tf_variable_of(averages[id(v)]), tf_variable_of(v))
+             for v in variables if id(v) in averages]
+
+    def swap(strategy):
+      for average, weight in pairs:
+        strategy.extended.update(average, lambda a, b: a.assign_add(b),
+                                 args=(weight,))
+        strategy.extended.update(weight, lambda b, a: b.assign(a - b),
+                                 args=(average,))
+        strategy.extended.update(average, lambda a, b: a.assign_sub(b),
+                                 args=(weight,))
+
+    return tf.distribute.get_strategy().run(
+        tf.function(lambda: tf.distribute.get_replica_context().merge_call(
+            swap)))
+

@@ -247,7 +247,7 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
         return self._fused.initial_values_from(
             [v.value for v in variables], tensorflow=False)[position]
       return self._fused.initial_values_from(
-          [_tf_variable(v).read_value() for v in variables])[position]
+          [tf_variable_of(v).read_value() for v in variables])[position]
     return initializer
 
   def _apply_weight_decay(self, variables):
@@ -295,7 +295,7 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     indices = [self._get_variable_index(v) for v in trainable_variables]
     grads_and_vars = self._all_reduce_sum_gradients(
-        list(zip(grads, [_tf_variable(v) for v in trainable_variables])))
+        list(zip(grads, [tf_variable_of(v) for v in trainable_variables])))
     aligned = [None] * len(self._trainable_variables)
     for index, (grad, _) in zip(indices, grads_and_vars):
       aligned[index] = grad
@@ -332,12 +332,15 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
 
   def _fused_update(self, distribution, grads, learning_rate, decay):
     return self._fused.apply(
-        distribution, [_tf_variable(v) for v in self._trainable_variables],
+        distribution, [tf_variable_of(v) for v in self._trainable_variables],
         grads, [s.value for s in self._state_variables], learning_rate,
         self.iterations, decay)
 
   def _built_variables(self):
     return self._trainable_variables
+
+  def _build_for(self, variables):
+    self.build(variables)
 
   def get_config(self):
     config = super().get_config()
@@ -378,7 +381,7 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
               native_names=native_names, positional=positional)
 
 
-def _tf_variable(variable: Any) -> Any:
+def tf_variable_of(variable: Any) -> Any:
   """The `tf.Variable` behind a Keras variable; a plain one as it is (Keras
   3 optimizers accept both)."""
   return variable.value if isinstance(variable, keras.Variable) else variable

@@ -15,7 +15,7 @@ import keras as _keras
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _cyclical
-from tf_bridge._averaging import AveragedOptimizer
+from tf_bridge._averaging import AveragedOptimizer, MovingAverageWeights
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 from tf_bridge._keras3 import Keras3Optimizer
 
@@ -176,7 +176,7 @@ __all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.
-class MovingAverage(AveragedOptimizer, Keras3Optimizer,
+class MovingAverage(MovingAverageWeights, Keras3Optimizer,
                     port=_ports.moving_average):
   """TF Addons' `MovingAverage` wrapper, as a Keras 3 optimizer."""
 

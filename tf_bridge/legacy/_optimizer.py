@@ -296,6 +296,9 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
   def _built_variables(self):
     return self._variables_built_for
 
+  def _build_for(self, variables):
+    self._create_all_weights(variables)
+
   def get_config(self):
     config = super().get_config()
     config.update({

@@ -11,7 +11,7 @@ import tf_keras as _tf_keras
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _cyclical
-from tf_bridge._averaging import AveragedOptimizer
+from tf_bridge._averaging import AveragedOptimizer, MovingAverageWeights
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
 from tf_bridge.legacy._averaged_wrapper import AveragedOptimizerWrapper
 from tf_bridge.legacy._decoupled_extension import (
@@ -158,7 +158,7 @@ __all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.
-class MovingAverage(AveragedOptimizer, LegacyOptimizer,
+class MovingAverage(MovingAverageWeights, LegacyOptimizer,
                     port=_ports.moving_average):
   """TF Addons' `MovingAverage` wrapper."""
 
