@@ -232,6 +232,17 @@ def numpy_trajectory(make_step, learning_rate, initial, gradients,
   return trajectory
 
 
+# Points where a 1e-3 change of the rectifier's settings shows
+# (test_every_hyperparameter_mutant_parts_from_formula): an epsilon as large
+# as the second moment; a threshold just below the length of the SMA at
+# step 6 (5.38957 at beta_2 = 0.9, where float32 computes it to 2e-6; at
+# 0.999 its float32 error, 0.04, is larger than 1e-3 of it), so 1.001
+# times it moves that step's rectification; a short schedule that holds
+# `min_lr` for most steps.
+RECTIFIER_BINDS = [{"beta_2": 0.9, "epsilon": 1.0, "sma_threshold": 5.385},
+                   {"total_steps": 30, "warmup_proportion": 0.2,
+                    "min_lr": 5e-3}]
+
 # name: (port, numpy step factory, learning rate used, grid of arguments).
 CASES = {
     "adamw": (addons.adamw,
@@ -251,12 +262,14 @@ CASES = {
                        [{}, {"weight_decay": 0.01, "amsgrad": True,
                              "beta_2": 0.9, "sma_threshold": 4.0},
                         {"total_steps": 80, "warmup_proportion": 0.2,
-                         "min_lr": 1e-3, "epsilon": 1e-3}]),
+                         "min_lr": 1e-3, "epsilon": 1e-3},
+                        *RECTIFIER_BINDS]),
     "adabelief": (addons.adabelief, adabelief_numpy, 0.01,
                   [{}, {"rectify": False, "weight_decay": 0.01,
                         "amsgrad": True, "beta_2": 0.9},
                    {"total_steps": 80, "warmup_proportion": 0.2,
-                    "min_lr": 1e-3, "epsilon": 1e-7, "sma_threshold": 4.0}]),
+                    "min_lr": 1e-3, "epsilon": 1e-7, "sma_threshold": 4.0},
+                   *RECTIFIER_BINDS]),
     "yogi": (addons.yogi, yogi_numpy, 0.01,
              [{}, {"l1_regularization_strength": 1e-3,
                    "l2_regularization_strength": 0.1},
@@ -278,8 +291,10 @@ CASES = {
              [{}, {"weight_decay": 0.01, "beta_1": 0.5, "epsilon": 1e-3}]),
 }
 
+# Gradients of 1e-4 barely move a step whose epsilon is 1.
 GRID = [(name, kwargs, scale) for name, (_, _, _, grid) in CASES.items()
-        for kwargs in grid for scale in (1.0, 1e-4)]
+        for kwargs in grid for scale in (1.0, 1e-4)
+        if scale == 1.0 or kwargs.get("epsilon", 0.0) < 1.0]
 
 
 # Yogi's l2 step divides by 1 + l2 * rate with rate = lr_t / (sqrt(v) +
@@ -311,6 +326,53 @@ def test_port_equals_formula(name, kwargs, scale):
     tolerance = LOOSER.get((name, scale), tolerance)
   testing.compare_trajectories(actual, expected, **tolerance,
                                expected_name="numpy")
+
+
+# Arguments the algorithm does not read, by design: COCOB has no learning
+# rate (TFA's takes none).
+UNREAD = {"cocob": {"learning_rate"}}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_hyperparameter_mutant_parts_from_formula(name):
+  """Each numeric hyperparameter of a TFA port perturbed by a relative 1e-3
+  (`mutants.perturbed`) parts from TFA's formula at some point of
+  `test_port_equals_formula` (its grid, both gradient scales)."""
+  import mutants  # pylint: disable=import-outside-toplevel
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  port, numpy_step, learning_rate, grid = CASES[name]
+  declaration = catalog.lookup(f"addons.{name}")
+  survivors = []
+  for hyperparameter in mutants.numeric_hyperparameters(declaration):
+    if hyperparameter in UNREAD.get(name, ()):
+      continue
+    killed = False
+    for kwargs in grid:
+      point = {**kwargs, "learning_rate": learning_rate}
+      mutant = mutants.perturbed(declaration, point, hyperparameter)
+      for scale in (1.0, 1e-4):
+        initial, gradients = problem(scale)
+        expected = numpy_trajectory(numpy_step(**kwargs), learning_rate,
+                                    initial, gradients)
+        tolerance = {"rtol": 1e-5, "atol": 1e-6}
+        if "l2_regularization_strength" in kwargs:
+          tolerance = LOOSER.get((name, scale), tolerance)
+        try:
+          actual = testing.transform_trajectory(port(**mutant), initial,
+                                                gradients)
+        except ValueError:
+          break  # Out of the argument's range here.
+        try:
+          testing.compare_trajectories(actual, expected, **tolerance)
+        except AssertionError as error:
+          killed = "part at step" in str(error)
+        if killed:
+          break
+      if killed:
+        break
+    if not killed:
+      survivors.append(hyperparameter)
+  assert not survivors, (name, survivors)
 
 
 def test_float64_port_equals_formula():

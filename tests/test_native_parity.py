@@ -15,6 +15,7 @@ import jaxopt_port
 import pytest
 
 import grids
+import mutants
 from tf_bridge import catalog, testing
 
 STEPS = 100
@@ -135,43 +136,19 @@ def test_port_equals_native(name, kwargs, scale):
                                    initial=initial)
 
 
-# Mutants: each numeric hyperparameter of a port perturbed by a relative
-# 1e-3 (1e-3 if it is 0). A mutant no grid point of its optimizer tells
-# apart from native leaves that hyperparameter untested.
-PERTURBATION = 1e-3
-
-
-def _numeric_hyperparameters(declaration):
-  parameters = inspect.signature(declaration.port).parameters
-  base = set(getattr(declaration.port, "base_arguments", ())) - {
-      "learning_rate"}
-  return [name for name, parameter in parameters.items()
-          if name not in base and (
-              name == "learning_rate"
-              or (isinstance(parameter.default, float)
-                  and not isinstance(parameter.default, bool)))]
-
-
-def _perturbed(declaration, point, name):
-  value = point.get(name, declaration.required.get(
-      name, inspect.signature(declaration.port).parameters[name].default))
-  if not isinstance(value, (int, float)) or isinstance(value, bool):
-    return None  # A schedule or None: not a number to perturb.
-  return {**point, name: value * (1 + PERTURBATION) if value
-          else PERTURBATION}
-
-
 @pytest.mark.parametrize("name", sorted({n for n, _, _ in CASES}))
 def test_every_hyperparameter_mutant_parts_from_native(name):
+  """Each hyperparameter mutant (`mutants.perturbed`) of the port parts from
+  native at some grid point of `test_port_equals_native`."""
   declaration = catalog.lookup(name)
   survivors = []
-  for hyperparameter in _numeric_hyperparameters(declaration):
+  for hyperparameter in mutants.numeric_hyperparameters(declaration):
     killed = False
     for case_name, kwargs, scale in CASES:
       if case_name != name:
         continue
       point, expected = _strong_point(name, grids.label(kwargs), scale)
-      mutant = _perturbed(declaration, point, hyperparameter)
+      mutant = mutants.perturbed(declaration, point, hyperparameter)
       if mutant is None:
         continue
       initial, gradients = _problem(scale)

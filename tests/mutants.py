@@ -1,0 +1,32 @@
+"""Hyperparameter mutants of a catalog entry, shared by the checks that must
+kill them (port vs native, bridge vs native, sparse): each numeric
+hyperparameter of its port perturbed by a relative 1e-3 (1e-3 if it is 0).
+A check that no mutant of a hyperparameter fails leaves it untested."""
+
+import inspect
+
+PERTURBATION = 1e-3
+
+
+def numeric_hyperparameters(declaration):
+  """The port's own numeric arguments (the learning rate included, the
+  host's base arguments not)."""
+  parameters = inspect.signature(declaration.port).parameters
+  base = set(getattr(declaration.port, "base_arguments", ())) - {
+      "learning_rate"}
+  return [name for name, parameter in parameters.items()
+          if name not in base and (
+              name == "learning_rate"
+              or (isinstance(parameter.default, float)
+                  and not isinstance(parameter.default, bool)))]
+
+
+def perturbed(declaration, point, name):
+  """`point` with `name` perturbed; None where its value is not a number (a
+  schedule, None)."""
+  value = point.get(name, declaration.required.get(
+      name, inspect.signature(declaration.port).parameters[name].default))
+  if not isinstance(value, (int, float)) or isinstance(value, bool):
+    return None
+  return {**point, name: value * (1 + PERTURBATION) if value
+          else PERTURBATION}
