@@ -16,12 +16,13 @@ FTRL = [{}, {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
          "initial_accumulator_value": 0.5}]
 
 # An epsilon as large as the moments, at a rate where a change of it by
-# 1e-3 shows (tests/test_native_parity.py's mutants).
+# 1e-3 shows (the mutants of tests/test_native_parity.py and
+# tests/test_bridge_mutants.py).
 EPSILON_BINDS = {"epsilon": 1.0, "learning_rate": 0.1}
 
 RMSPROP = [{}, {"centered": True}, {"momentum": 0.9},
            {"momentum": 0.9, "centered": True},
-           {"rho": 0.5, "epsilon": 1e-3, "momentum": 0.5}]
+           {"rho": 0.5, "epsilon": 1e-3, "momentum": 0.5}, EPSILON_BINDS]
 
 OWN = {
     "sgd": [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True},
@@ -42,7 +43,10 @@ OWN = {
     "adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3, "learning_rate": 1.0}],
     "ftrl": FTRL,
     "lamb": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3,
-                  "learning_rate": 0.01}],
+                  "learning_rate": 0.01},
+             # Epsilon near sqrt(v), where the trust ratio does not cancel
+             # it (tests/test_bridge_mutants.py).
+             {"epsilon": 0.3, "learning_rate": 0.01}],
     "legacy.ftrl": FTRL,
     "lion": [{}, {"beta_1": 0.5, "beta_2": 0.9, "learning_rate": 0.01}],
     "adafactor": [{}, {"beta_2_decay": -0.5, "epsilon_2": 0.1,
@@ -74,13 +78,16 @@ OWN = {
     "legacy.adadelta": [{}, {"rho": 0.5, "epsilon": 1e-3,
                              "learning_rate": 1.0}, {"epsilon": 0.0}],
     "legacy.nadam": [{}, {"beta_1": 0.5, "beta_2": 0.9, "epsilon": 1e-3},
-                     {"schedule_decay": 0.1}, EPSILON_BINDS],
+                     {"schedule_decay": 0.1},
+                     # Binds in 50 steps (tests/test_bridge_mutants.py).
+                     {"schedule_decay": 0.1, "learning_rate": 0.01},
+                     EPSILON_BINDS],
     # TF1 optimizers require `learning_rate`: the catalog supplies 0.01.
     "tf1.gradient_descent": [{}, {"learning_rate": 0.1}],
     "tf1.momentum": [{}, {"use_nesterov": True},
                      {"momentum": 0.5, "learning_rate": 0.1}],
     "tf1.adam": [{}, {"beta1": 0.5, "beta2": 0.9, "epsilon": 1e-3},
-                 {"learning_rate": 0.1}],
+                 {"learning_rate": 0.1}, EPSILON_BINDS],
     "tf1.adagrad": [{}, {"initial_accumulator_value": 1.0,
                          "learning_rate": 0.1}],
     "tf1.adagrad_da": [{}, {"l1_regularization_strength": 0.01,

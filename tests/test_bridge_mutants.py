@@ -2,8 +2,7 @@
 bridged class with a native class, made with one numeric hyperparameter
 perturbed by a relative 1e-3 (`mutants.perturbed`), parts from native at
 `test_bridge_parity`'s tolerance, on its problem, at the default point or
-else at the first grid point of tests/grids.py (then an epsilon that binds)
-where it does; at each such point the unmutated class equals native, so the
+else at the first grid point of tests/grids.py where it does; at each such point the unmutated class equals native, so the
 point is a bridge parity check of its own."""
 
 import functools
@@ -25,11 +24,8 @@ CASES = [i for i, case in enumerate(ALL_CLASSES)
 
 
 def _points(declaration):
-  """The default point, the optimizer's grid points, an epsilon that binds."""
-  points = [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]
-  if grids.EPSILON_BINDS not in points:
-    points.append(grids.EPSILON_BINDS)
-  return points
+  """The default point, then the optimizer's grid points."""
+  return [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]
 
 
 def _schedules(legacy):
