@@ -11,6 +11,8 @@ import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import catalog, testing
 
+import grids
+import mutants
 from bridge_cases import (bridged_class, problem, to_tensor, densify,
                           keras_trajectory, native_dense_trajectory,
                           optimizer_values)
@@ -107,3 +109,87 @@ def test_lazy_adam_updates_only_touched_rows(legacy):
         np.testing.assert_array_equal(slot[untouched], old[untouched])
     slots_before = slots
     np.testing.assert_allclose(after, value, rtol=1e-5, atol=1e-6)
+
+
+# Where native's sparse kernel is the truth (legacy, TF1): every grid point
+# of tests/grids.py, then the hyperparameter mutants and a densifying
+# bridge, each of which the same check must tell apart.
+SPARSE_TRUTH = [d for d in NATIVE if d.generation in (catalog.LEGACY,
+                                                      catalog.TF1)]
+SPARSE_GRID = [(d, point) for d in SPARSE_TRUTH
+               for point in grids.OWN.get(d.name, []) if point]
+
+
+def _built(declaration, point):
+  return grids.build(point, tf_keras.optimizers.schedules
+                     if declaration.generation == catalog.LEGACY
+                     else keras.optimizers.schedules)
+
+
+def _sparse_runs(declaration, point, mutant=None):
+  """(bridged trajectory, native sparse trajectory) at `point`; the bridged
+  one with `mutant`'s arguments if given."""
+  initial, gradients = problem(sparse=True)
+  bridged = keras_trajectory(
+      bridged_class(declaration)(**{**declaration.required, **_built(
+          declaration, mutant or point)}), initial, gradients, sparse=True)
+  native = keras_trajectory(
+      declaration.make_native(**grids.build(
+          point, tf_keras.optimizers.schedules)), initial, gradients,
+      sparse=True)
+  return bridged, native
+
+
+@pytest.mark.parametrize(
+    "declaration,point", SPARSE_GRID,
+    ids=[f"{d.name}-{grids.label(p)}" for d, p in SPARSE_GRID])
+def test_bridged_sparse_grid(declaration, point):
+  """Sparse gradients at every grid point against native's sparse kernel."""
+  bridged, native = _sparse_runs(declaration, point)
+  testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge",
+                               expected_name=declaration.native_path)
+
+
+def _parts(actual, expected):
+  try:
+    testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6)
+  except AssertionError as error:
+    return "part at step" in str(error)
+  return False
+
+
+@pytest.mark.parametrize("declaration", SPARSE_TRUTH,
+                         ids=[d.name for d in SPARSE_TRUTH])
+def test_every_mutant_parts_from_native_sparse(declaration):
+  """The sparse check kills each hyperparameter mutant at the default point
+  or at the first grid point where it binds, and a bridge that densifies
+  the gradient wherever native's sparse kernel computes otherwise than its
+  dense one."""
+  survivors = []
+  points = [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]
+  for hyperparameter in mutants.numeric_hyperparameters(declaration):
+    for point in points:
+      mutant = mutants.perturbed(declaration, point, hyperparameter)
+      if mutant is None:
+        continue
+      try:
+        if _parts(*_sparse_runs(declaration, point, mutant)):
+          break
+      except ValueError:
+        continue  # Out of the argument's range here.
+    else:
+      survivors.append(hyperparameter)
+  assert not survivors, (declaration.name, survivors)
+  initial, gradients = problem(sparse=True)
+  native = keras_trajectory(declaration.make_native(), initial, gradients,
+                            sparse=True)
+  # Native's sparse kernel differs from its dense one (lazy rows, or
+  # duplicates): a bridge that densifies must then part from it.
+  sparse_differs = _parts(keras_trajectory(
+      declaration.make_native(), initial, densify(gradients)), native)
+  densified = keras_trajectory(
+      bridged_class(declaration)(**declaration.required), initial,
+      densify(gradients))
+  assert _parts(densified, native) == sparse_differs, (declaration.name,
+                                                       sparse_differs)
