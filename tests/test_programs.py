@@ -13,7 +13,7 @@ import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import catalog
 
-RTOL, ATOL = 1e-4, 1e-6
+RTOL, ATOL = 1e-5, 1e-6
 X = np.random.RandomState(0).rand(16, 4).astype("float32")
 Y = np.random.RandomState(1).rand(16, 1).astype("float32")
 RATE = 0.05
@@ -38,9 +38,10 @@ def _weights():
           for shape in ((4, 3), (3,), (3, 1), (1,))]
 
 
-def _programs(K, make_optimizer, legacy):
+def _programs(K, make_optimizer, legacy, build_first=True):
   """name -> final weights, for each program written with Keras module `K`
-  (keras or tf_keras) and a fresh optimizer from `make_optimizer`."""
+  (keras or tf_keras) and a fresh optimizer from `make_optimizer` (without
+  "build() first" where it has no build: TF1's)."""
   start = _weights()
 
   def dense_layers():
@@ -103,12 +104,14 @@ def _programs(K, make_optimizer, legacy):
         step(tf.constant(X[first:first + 8]), tf.constant(Y[first:first + 8]))
     return [np.asarray(v.numpy()) for v in variables]
 
-  return {"functional fit": fitted(functional()),
-          "subclassed fit": fitted(Subclassed()),
-          "custom train_step": fitted(CustomStep()),
-          "GradientTape eager": tape_loop(False, False),
-          "GradientTape in tf.function": tape_loop(True, False),
-          "build() first": tape_loop(True, True)}
+  programs = {"functional fit": fitted(functional()),
+              "subclassed fit": fitted(Subclassed()),
+              "custom train_step": fitted(CustomStep()),
+              "GradientTape eager": tape_loop(False, False),
+              "GradientTape in tf.function": tape_loop(True, False)}
+  if build_first:
+    programs["build() first"] = tape_loop(True, True)
+  return programs
 
 
 def _assert_programs_equal(bridged, native):
@@ -146,6 +149,107 @@ def test_legacy_programs(declaration):
   bridged = _programs(tf_keras, lambda: bridged_class(
       **_arguments(declaration)), legacy=True)
   _assert_programs_equal(bridged, native)
+
+
+def _tf1_native(declaration):
+  """A native TF1 optimizer; AdagradDA's counts the `global_step` it was
+  made with, as a TF1 program passes that step to `apply_gradients` (tf_keras
+  passes its own counter, which AdagradDA does not read)."""
+  arguments = _arguments(declaration)
+  if declaration.native_arguments is None:
+    return declaration.make_native(**arguments)
+
+  class CountingAdagradDA(declaration.native_class()):  # pylint: disable=missing-class-docstring
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+      del global_step
+      return super().apply_gradients(grads_and_vars,
+                                     global_step=self._global_step, name=name)  # pylint: disable=protected-access
+
+  return CountingAdagradDA(**arguments, **declaration.native_arguments())
+
+
+@pytest.mark.parametrize("declaration", _cases(catalog.TF1),
+                         ids=lambda d: d.name)
+def test_tf1_programs(declaration):
+  """TF1's optimizers in tf_keras programs (fit wraps them in TFOptimizer);
+  their OptimizerV2 hosts in the same programs and their Keras 3 classes in
+  Keras 3's give the same weights."""
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+  import tf_bridge.tf1  # pylint: disable=import-outside-toplevel
+  native = _programs(tf_keras, lambda: _tf1_native(declaration), legacy=True,
+                     build_first=False)
+  for legacy, module, K in ((True, tf_bridge.legacy.tf1, tf_keras),
+                            (False, tf_bridge.tf1, keras)):
+    bridged_class = getattr(module, declaration.class_name)
+    _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop
+        **_arguments(declaration)), legacy=legacy), native)
+
+
+HOSTED = [d for d in catalog.legacy_hosted() if d.generation == catalog.KERAS
+          and d.native_backend == "tensorflow"]
+
+
+@pytest.mark.parametrize("declaration", HOSTED, ids=lambda d: d.name)
+def test_hosted_programs(declaration):
+  """A Keras 3 algorithm that tf_keras lacks, hosted as an OptimizerV2
+  (`tf_bridge.legacy.AdamW`), in tf_keras programs gives the weights native
+  Keras 3 gives in Keras 3's."""
+  native = _programs(keras, lambda: declaration.native_class()(
+      **_arguments(declaration)), legacy=False)
+  bridged_class = getattr(tf_bridge.legacy, declaration.class_name)
+  _assert_programs_equal(_programs(tf_keras, lambda: bridged_class(
+      **_arguments(declaration)), legacy=True), native)
+
+
+def _port_program(transform):
+  """The programs' training in a JAX loop with the port: 2 epochs of 2
+  batches of the same model and loss."""
+  import jax  # pylint: disable=import-outside-toplevel
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+  import optax  # pylint: disable=import-outside-toplevel
+
+  def loss(params, inputs, targets):
+    hidden = jnp.tanh(inputs @ params[0] + params[1])
+    return jnp.mean(jnp.square(hidden @ params[2] + params[3] - targets))
+
+  params = [jnp.asarray(w) for w in _weights()]
+  state = transform.init(params)
+  for _ in range(2):
+    for first in range(0, 16, 8):
+      grads = jax.grad(loss)(params, X[first:first + 8], Y[first:first + 8])
+      updates, state = transform.update(grads, state, params)
+      params = optax.apply_updates(params, updates)
+  return [np.asarray(p) for p in params]
+
+
+ADDONS = [d for d in catalog.CATALOG if d.generation == catalog.ADDONS]
+
+
+@pytest.mark.parametrize("declaration", ADDONS, ids=lambda d: d.name)
+def test_addons_programs(declaration):
+  """TF Addons' classes (no native class; the port is checked against
+  TFA's formula in tests/test_addons.py): every program, Keras 3 and
+  tf_keras, gives the weights of the port's JAX loop."""
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+  arguments = {**ADDON_ARGUMENTS.get(declaration.class_name, {}),
+               "learning_rate": RATE}
+  want = _port_program(declaration.make_port(**arguments))
+  expected = {program: want for program in (
+      "functional fit", "subclassed fit", "custom train_step",
+      "GradientTape eager", "GradientTape in tf.function", "build() first")}
+  for legacy, module, K in ((True, tf_bridge.legacy.addons, tf_keras),
+                            (False, tf_bridge.addons, keras)):
+    bridged_class = getattr(module, declaration.class_name)
+    _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop
+        **arguments), legacy=legacy), expected)
+
+
+# TFA's required `weight_decay`, and COCOB's alpha small enough to move.
+ADDON_ARGUMENTS = {"AdamW": {"weight_decay": 0.01},
+                   "SGDW": {"weight_decay": 0.01, "momentum": 0.9},
+                   "COCOB": {"alpha": 10.0}}
 
 
 @pytest.mark.parametrize("name", ["Adam", "SGD", "Lion"])
