@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The long profile (README, Development), outside CI: hypothesis's "long"
+# search, then mutmut over the update steps and the fused step. MUTANTS
+# holds mutmut's name globs: by default every fifth mutant of each function.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-.venv/bin/python}
+HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
+# shellcheck disable=SC2086
+"$python" -m mutmut run ${MUTANTS:-"*__mutmut_*0" "*__mutmut_*5"}
+"$python" -m mutmut results
