@@ -151,6 +151,29 @@ def test_bridged_sparse_grid(declaration, point):
                                expected_name=declaration.native_path)
 
 
+KERAS3_GRID = [(d, point) for d in NATIVE
+               if d.generation == catalog.KERAS
+               and d.native_backend == "tensorflow"
+               for point in grids.OWN.get(d.name, []) if point]
+
+
+@pytest.mark.parametrize(
+    "declaration,point", KERAS3_GRID,
+    ids=[f"{d.name}-{grids.label(p)}" for d, p in KERAS3_GRID])
+def test_keras3_bridged_sparse_grid(declaration, point):
+  """Keras 3 classes on sparse gradients at every grid point against native
+  on the same gradients made dense (the ground truth: DESIGN.md)."""
+  initial, gradients = problem(sparse=True)
+  bridged = keras_trajectory(
+      bridged_class(declaration)(**_built(declaration, point)), initial,
+      gradients, sparse=True)
+  native = native_dense_trajectory(declaration, _built(declaration, point),
+                                   densify(gradients), in_function=False)
+  testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge",
+                               expected_name=declaration.native_path)
+
+
 def _parts(actual, expected):
   try:
     testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6)
