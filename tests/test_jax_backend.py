@@ -34,7 +34,8 @@ def test_jax_backend_does_not_import_tensorflow(reports):
   assert jax_report["tensorflow_imported"] is False
 
 
-@pytest.mark.parametrize("name", ["Adam", "RMSprop", "AdamW"])
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "AdamW",
+                                  "ScheduleFreeAdamW"])
 def test_jax_backend_fit_equals_native_and_tensorflow_backend(reports, name):
   """`model.fit` on Keras's JAX backend: the bridged class ends where the
   native class on the same backend ends, and where the bridge on the

@@ -250,25 +250,29 @@ def _port_program(transform):
   return [np.asarray(p) for p in params]
 
 
-ADDONS = [d for d in catalog.CATALOG if d.generation == catalog.ADDONS]
+# Classes whose ground truth is their port: TF Addons' (no native class;
+# the port is checked against TFA's formula in tests/test_addons.py) and
+# ScheduleFreeAdamW (native on Keras's JAX backend; tests/test_jax_backend.py
+# compares fit there).
+PORT_TRUTH = [d for d in catalog.CATALOG if d.generation == catalog.ADDONS
+              or d.native_backend != "tensorflow"]
 
 
-@pytest.mark.parametrize("declaration", ADDONS, ids=lambda d: d.name)
-def test_addons_programs(declaration):
-  """TF Addons' classes (no native class; the port is checked against
-  TFA's formula in tests/test_addons.py): every program, Keras 3 and
-  tf_keras, gives the weights of the port's JAX loop."""
-  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
-  import tf_bridge.legacy.addons  # pylint: disable=import-outside-toplevel
+@pytest.mark.parametrize("declaration", PORT_TRUTH, ids=lambda d: d.name)
+def test_port_truth_programs(declaration):
+  """Every program, Keras 3 and tf_keras, gives the weights of the port's
+  JAX loop."""
+  import importlib  # pylint: disable=import-outside-toplevel
   arguments = {**ADDON_ARGUMENTS.get(declaration.class_name, {}),
                "learning_rate": RATE}
   want = _port_program(declaration.make_port(**arguments))
   expected = {program: want for program in (
       "functional fit", "subclassed fit", "custom train_step",
       "GradientTape eager", "GradientTape in tf.function", "build() first")}
-  for legacy, module, K in ((True, tf_bridge.legacy.addons, tf_keras),
-                            (False, tf_bridge.addons, keras)):
-    bridged_class = getattr(module, declaration.class_name)
+  for legacy, path, K in ((True, declaration.legacy_bridge_path, tf_keras),
+                          (False, declaration.bridge_path, keras)):
+    bridged_class = getattr(importlib.import_module(path),
+                            declaration.class_name)
     _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop
         **arguments), legacy=legacy), expected)
 
