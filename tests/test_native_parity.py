@@ -170,7 +170,8 @@ def test_every_hyperparameter_mutant_parts_from_native(name):
 
 # Formula mutants: each family's update written here from its Keras source
 # (`reference`), and one change of it a port could make (epsilon moved
-# inside or outside the root, the bias correction dropped). The reference
+# inside or outside the root, the bias correction dropped, Lion's two betas
+# swapped in the update). The reference
 # must pass the check above and every mutant fail it at some grid point.
 def _elementwise(slots, step):
   """An optax transform with per-leaf slots `slots(p)` (a tuple) and
@@ -257,6 +258,36 @@ def _adamax(bias_correction=True):
                       step)
 
 
+def _adadelta(eps_inside=True):
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+
+  def step(g, slots, t, learning_rate=0.001, rho=0.95, epsilon=1e-7):
+    del t
+    accumulated_grad, accumulated_delta = slots
+
+    def rms(x):
+      return jnp.sqrt(x + epsilon) if eps_inside else jnp.sqrt(x) + epsilon
+
+    accumulated_grad = rho * accumulated_grad + (1 - rho) * g * g
+    delta = -rms(accumulated_delta) * g / rms(accumulated_grad)
+    accumulated_delta = rho * accumulated_delta + (1 - rho) * delta * delta
+    return learning_rate * delta, (accumulated_grad, accumulated_delta)
+  return _elementwise(lambda p, **_: (jnp.zeros_like(p), jnp.zeros_like(p)),
+                      step)
+
+
+def _lion(interpolate_with="beta_1"):
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+
+  def step(g, slots, t, learning_rate=0.001, beta_1=0.9, beta_2=0.99):
+    del t
+    (m,) = slots
+    beta = beta_1 if interpolate_with == "beta_1" else beta_2
+    update = -learning_rate * jnp.sign(m * beta + g * (1 - beta))
+    return update, (m * beta_2 + g * (1 - beta_2),)
+  return _elementwise(lambda p, **_: (jnp.zeros_like(p),), step)
+
+
 # name -> (reference, {mutant: transform factory}, arguments it takes).
 FORMULA_MUTANTS = {
     "adam": (_adam(), {"epsilon inside the root": _adam(eps_inside=True),
@@ -281,6 +312,15 @@ FORMULA_MUTANTS = {
     "adamax": (_adamax(), {"no bias correction": _adamax(
         bias_correction=False)}, {"learning_rate", "beta_1", "beta_2",
                                   "epsilon"}),
+    "adadelta": (_adadelta(), {"epsilon outside the roots": _adadelta(
+        eps_inside=False)}, {"learning_rate", "rho", "epsilon"}),
+    "legacy.adadelta": (_adadelta(), {"epsilon outside the roots": _adadelta(
+        eps_inside=False)}, {"learning_rate", "rho", "epsilon"}),
+    "legacy.adamax": (_adamax(), {"no bias correction": _adamax(
+        bias_correction=False)}, {"learning_rate", "beta_1", "beta_2",
+                                  "epsilon"}),
+    "lion": (_lion(), {"the update interpolated with beta_2": _lion(
+        interpolate_with="beta_2")}, {"learning_rate", "beta_1", "beta_2"}),
 }
 
 
