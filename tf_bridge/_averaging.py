@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from tf_bridge._checks import variable_name
 from tf_bridge._keras3 import tf_variable_of
 
+
 class AveragedOptimizer:
   """TFA's `assign_average_vars` for bridged MovingAverage and SWA."""
 
