@@ -12,6 +12,7 @@ import inspect
 import warnings
 
 import jaxopt_port
+import numpy as np
 import pytest
 
 import grids
@@ -358,3 +359,33 @@ def test_formula_mutants_part_from_native(name):
           killed.add(label)
   assert killed == set(formula_mutants), (name, sorted(
       set(formula_mutants) - killed))
+
+
+@pytest.mark.parametrize("name", sorted(d.name for d in NATIVE))
+def test_exactly_zero_gradients_equal_native(name):
+  """Gradients with exact zeros (a whole first step, then a zero row and
+  scattered zero elements), as untouched embedding rows and dead units
+  give: the port equals native, where a formula that divides by
+  sign(0) or sqrt(0) would not (a surviving mutmut mutant of Lion's step)."""
+  declaration = catalog.lookup(name)
+  initial, gradients = testing.seeded_problem(8, seed=3, grad_scale=1.0)
+  rng = np.random.default_rng(4)
+  zeroed = [[np.zeros_like(g) for g in gradients[0]]]
+  for step in gradients[1:]:
+    step = [np.where(rng.random(g.shape) < 0.3, 0.0, g).astype(g.dtype)
+            for g in step]
+    if step[-1].ndim:
+      step[-1][0] = 0.0  # A row no step touches.
+    zeroed.append(step)
+  for multiplier in MULTIPLIERS:
+    point = ({} if multiplier == 1 else
+             {"learning_rate": _default_rate(declaration) * multiplier})
+    expected = _native_trajectory(declaration, point, initial, zeroed)
+    if testing.movement(expected, initial, rtol=RTOL,
+                        atol=ATOL) >= testing.POWER:
+      break
+  testing.compare_trajectories(
+      testing.transform_trajectory(_port(declaration, point), initial,
+                                   zeroed),
+      expected, rtol=RTOL, atol=ATOL, initial=initial,
+      expected_name=declaration.native_path)
