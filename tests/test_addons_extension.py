@@ -333,3 +333,41 @@ def test_keras3_class_from_decoupled_weight_decay_of_a_port():
       np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
       assert np.max(np.abs(a.numpy() - start)) > 1e-2
   assert runs[0][0].get_config()["weight_decay"] == WEIGHT_DECAY
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
+def test_weight_decay_schedule_config_is_plain_data(legacy):
+  """TFA's `weight_decay` as a schedule on the bridged SGDW: each step
+  decays by the schedule at `iterations` (numpy), `get_config()` holds it
+  serialized (JSON, as TFA's `_serialize_hyperparameter` writes it), and
+  `from_config` rebuilds an optimizer that continues the same steps; a
+  config naming anything else is refused."""
+  import json  # pylint: disable=import-outside-toplevel
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  module = tfa if legacy else tf_bridge.addons
+  schedules = (tf_keras if legacy else keras).optimizers.schedules
+  make_variable = tf.Variable if legacy else keras.Variable
+  optimizer = module.SGDW(schedules.InverseTimeDecay(0.1, 1, 0.5),
+                          learning_rate=0.02)
+  gradient = np.array([1.0, -2.0, 0.5], np.float32)
+  variable = make_variable(np.ones(3, np.float32))
+  want = np.ones(3)
+  for t in range(3):
+    optimizer.apply_gradients([(tf.constant(gradient), variable)])
+    want = want - 0.1 / (1 + 0.5 * t) * want - 0.02 * gradient
+  np.testing.assert_allclose(np.asarray(variable), want, rtol=1e-6)
+  # (numpy scalars as tf_keras's JSON encoder writes them, for OptimizerV2's
+  # hyperparameter variables.)
+  config = json.loads(json.dumps(optimizer.get_config(),
+                                 default=lambda value: value.item()))
+  assert config["weight_decay"]["class_name"] == "InverseTimeDecay"
+  restored = module.SGDW.from_config(config)
+  other = make_variable(np.ones(3, np.float32))
+  restored.apply_gradients([(tf.constant(gradient), other)])
+  np.testing.assert_allclose(np.asarray(other),
+                             1 - 0.1 - 0.02 * gradient, rtol=1e-6)
+  with pytest.raises(ValueError, match="only a registered tf_bridge "
+                     "optimizer or a learning rate schedule may appear"):
+    module.SGDW.from_config({**config, "weight_decay": {
+        "class_name": "Sequential", "config": {}}})

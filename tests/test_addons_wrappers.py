@@ -249,8 +249,8 @@ def test_inner_optimizer_config_resolves_only_bridged_classes():
   config["optimizer"]["class_name"] = "builtins>eval"
   with pytest.raises(ValueError, match=re.escape(
       "`optimizer` holds a serialized object named 'builtins>eval': only a "
-      "registered tf_bridge optimizer may appear there (configs are plain "
-      "data).")):
+      "registered tf_bridge optimizer or a learning rate schedule may "
+      "appear there (configs are plain data).")):
     tf_bridge.addons.Lookahead.from_config(config)
 
 

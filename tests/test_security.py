@@ -84,8 +84,9 @@ def test_an_inner_optimizer_must_be_a_registered_bridged_class(
   config["config"]["optimizer"] = payload
   with pytest.raises(ValueError, match=re.escape(
       f"`optimizer` holds a serialized object named "
-      f"{payload['class_name']!r}: only a registered tf_bridge optimizer may "
-      "appear there (configs are plain data).")):
+      f"{payload['class_name']!r}: only a registered tf_bridge optimizer or "
+      "a learning rate schedule may appear there (configs are plain "
+      "data).")):
     deserialize(config)
 
 

@@ -32,6 +32,7 @@ class BridgedOptimizer:
   # Set per generation.
   _base_arguments: ClassVar[tuple[str, ...]] = ()
   _base_label: ClassVar[str] = ""
+  _schedules: ClassVar[Any] = None  # The host's schedules module.
   _slots_by_variable: ClassVar[bool] = True
 
   # Set per class by `__init_subclass__`.
@@ -146,7 +147,7 @@ class BridgedOptimizer:
             name, _arguments.bind_positional(name, cls._positional, args,
                                              kwargs),
             cls._native_names),
-        registered)
+        registered, cls._schedules)
     _arguments.check_arguments(
         name, {k: v for k, v in kwargs.items() if k != "name"}, cls.port,
         cls._own_defaults, cls._host_arguments, cls._base_label)
@@ -179,7 +180,8 @@ class BridgedOptimizer:
 
   def _bridge_config(self, arguments: dict[str, Any]) -> dict[str, Any]:
     """The config entries of the port's `arguments` and `skip_nonfinite`."""
-    config = _serialization.serialized_arguments(arguments, self.port)
+    config = _serialization.serialized_arguments(arguments, self.port,
+                                                 self._schedules)
     if self._skip_nonfinite:
       config["skip_nonfinite"] = True
     return config

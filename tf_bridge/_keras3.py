@@ -79,6 +79,7 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
   """
   _base_arguments = tuple(_arguments.KERAS_BASE_ARGUMENTS)
   _base_label = "Keras"
+  _schedules = keras.optimizers.schedules
   _slots_by_variable = True  # As Keras 3's `add_optimizer_variables`.
   _base_defaults: dict[str, Any] = {}
 

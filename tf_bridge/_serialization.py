@@ -10,16 +10,21 @@ import numpy as np
 
 from tf_bridge._arguments import is_bridged, is_runtime, is_schedule, stand_in
 
+
 def serialized_arguments(arguments: dict[str, Any],
-                         factory: Callable[..., Any]) -> dict[str, Any]:
+                         factory: Callable[..., Any],
+                         schedules: Any) -> dict[str, Any]:
   """`arguments` for `get_config`: an inner bridged optimizer as its
-  registered name and config (plain data); a tensor, variable or callable
-  hyperparameter as its current number (OptimizerV2's
+  registered name and config (plain data); a schedule (TF Addons' weight
+  decay) as the host's `schedules.serialize` writes it; a tensor, variable
+  or callable hyperparameter as its current number (OptimizerV2's
   `_serialize_hyperparameter`)."""
   def serialized(name, value):
     if is_bridged(value):
       return {"class_name": type(value).registered_name,
               "config": value.get_config()}
+    if is_schedule(value):
+      return schedules.serialize(value)
     if is_runtime(factory, name, value) and not is_schedule(value):
       return float(stand_in(value))
     # As JSON keeps it (Keras's own configs hold lists).
@@ -29,25 +34,34 @@ def serialized_arguments(arguments: dict[str, Any],
 
 
 def deserialized_arguments(arguments: dict[str, Any],
-                           registered: Callable[[str], Any]) -> dict[str, Any]:
+                           registered: Callable[[str], Any],
+                           schedules: Any) -> dict[str, Any]:
   """The reverse: an inner optimizer's config becomes the optimizer again,
   its class found by name in Keras's registry (`registered`) among the
-  bridge's classes, never by evaluating anything; a numpy scalar (what
-  OptimizerV2's configs hold for hyperparameter variables) becomes the
-  Python number it holds, so it decides the state as that number would
-  (SGD's momentum of 0 keeps no slot)."""
+  bridge's classes, and a schedule's config the schedule (its class one of
+  the host's `schedules` or a registered schedule), never by importing or
+  evaluating anything; a numpy scalar (what OptimizerV2's configs hold for
+  hyperparameter variables) becomes the Python number it holds, so it
+  decides the state as that number would (SGD's momentum of 0 keeps no
+  slot)."""
   resolved = {}
   for key, value in arguments.items():
     if isinstance(value, np.generic):
       value = value.item()
     elif isinstance(value, dict) and "class_name" in value:
-      optimizer_class = registered(value["class_name"])
-      if getattr(optimizer_class, "_fused_class", False) is not True:
+      name = value.get("registered_name") or value["class_name"]
+      found = getattr(schedules, value["class_name"], None) or registered(
+          name)
+      if getattr(found, "_fused_class", False) is not True and not (
+          isinstance(found, type) and any(
+              base.__name__ == "LearningRateSchedule"
+              for base in found.__mro__)):
         raise ValueError(
             f"`{key}` holds a serialized object named "
             f"{value['class_name']!r}: only a registered tf_bridge optimizer "
-            "may appear there (configs are plain data).")
-      value = optimizer_class.from_config(value["config"])
+            "or a learning rate schedule may appear there (configs are "
+            "plain data).")
+      value = found.from_config(value["config"])
     resolved[key] = value
   return resolved
 

@@ -49,6 +49,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
   """
   _base_arguments = tuple(_arguments.LEGACY_BASE_ARGUMENTS)
   _base_label = "OptimizerV2"
+  _schedules = tf_keras.optimizers.schedules
   # As most OptimizerV2 classes: each slot for all variables in turn.
   _slots_by_variable = False
   _hyperparameters: tuple[str, ...] = ()
