@@ -371,3 +371,31 @@ def test_weight_decay_schedule_config_is_plain_data(legacy):
                      "optimizer or a learning rate schedule may appear"):
     module.SGDW.from_config({**config, "weight_decay": {
         "class_name": "Sequential", "config": {}}})
+
+
+def test_keras3_classes_take_plain_tf_variables():
+  """Native Keras 3 optimizers take plain `tf.Variable`s as well as
+  `keras.Variable`s; so does every TF Addons class of `tf_bridge.addons`,
+  with the same steps."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.addons  # pylint: disable=import-outside-toplevel
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  required = {"AdamW": {"weight_decay": 0.01}, "SGDW": {"weight_decay": 0.01},
+              "ConditionalGradient": {"learning_rate": 0.1}}
+  initial, gradients = testing.seeded_problem(3, seed=26, grad_scale=1.0)
+  names = [d.class_name for d in catalog.CATALOG
+           if d.generation == catalog.ADDONS]
+  assert len(names) == 11
+  for name in names:
+    runs = []
+    for make in (tf.Variable, keras.Variable):
+      optimizer = getattr(tf_bridge.addons, name)(**required.get(name, {}))
+      variables = [make(v) for v in initial]
+      for step in gradients:
+        optimizer.apply_gradients(zip([tf.constant(g) for g in step],
+                                      variables))
+      runs.append([np.asarray(v) for v in variables])
+    for plain, wrapped, start in zip(*runs, initial):
+      np.testing.assert_array_equal(plain, wrapped, err_msg=name)
+    assert any(not np.array_equal(p, s) for p, s in zip(runs[0], initial)), (
+        name)
