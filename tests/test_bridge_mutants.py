@@ -55,18 +55,6 @@ def _bridged(case, point):
       *problem(sparse=False))
 
 
-def _parts(actual, expected):
-  """Whether `actual` parts from `expected` (None: the point cannot tell,
-  its reference moves too little)."""
-  try:
-    testing.compare_trajectories(actual, expected, rtol=RTOL, atol=ATOL)
-  except AssertionError as error:
-    if "part at step" in str(error):
-      return True
-    return None
-  return False
-
-
 @pytest.mark.parametrize("case_index", CASES,
                          ids=[IDS[i] for i in CASES])
 def test_every_hyperparameter_mutant_parts_bridge_from_native(case_index):
@@ -84,7 +72,7 @@ def test_every_hyperparameter_mutant_parts_bridge_from_native(case_index):
       except ValueError:
         continue  # Out of the argument's range here: no mutant.
       expected = _native(case_index, label)
-      verdict = _parts(mutant_run, expected)
+      verdict = mutants.parts(mutant_run, expected, rtol=RTOL, atol=ATOL)
       if verdict is None:
         continue
       if label not in checked:  # The point itself is a passing check.

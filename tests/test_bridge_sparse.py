@@ -174,14 +174,6 @@ def test_keras3_bridged_sparse_grid(declaration, point):
                                expected_name=declaration.native_path)
 
 
-def _parts(actual, expected):
-  try:
-    testing.compare_trajectories(actual, expected, rtol=1e-5, atol=1e-6)
-  except AssertionError as error:
-    return "part at step" in str(error)
-  return False
-
-
 @pytest.mark.parametrize("declaration", SPARSE_TRUTH,
                          ids=[d.name for d in SPARSE_TRUTH])
 def test_every_mutant_parts_from_native_sparse(declaration):
@@ -197,7 +189,7 @@ def test_every_mutant_parts_from_native_sparse(declaration):
       if mutant is None:
         continue
       try:
-        if _parts(*_sparse_runs(declaration, point, mutant)):
+        if mutants.parts(*_sparse_runs(declaration, point, mutant)):
           break
       except ValueError:
         continue  # Out of the argument's range here.
@@ -209,10 +201,10 @@ def test_every_mutant_parts_from_native_sparse(declaration):
                             sparse=True)
   # Native's sparse kernel differs from its dense one (lazy rows, or
   # duplicates): a bridge that densifies must then part from it.
-  sparse_differs = _parts(keras_trajectory(
-      declaration.make_native(), initial, densify(gradients)), native)
+  sparse_differs = bool(mutants.parts(keras_trajectory(
+      declaration.make_native(), initial, densify(gradients)), native))
   densified = keras_trajectory(
       bridged_class(declaration)(**declaration.required), initial,
       densify(gradients))
-  assert _parts(densified, native) == sparse_differs, (declaration.name,
-                                                       sparse_differs)
+  assert bool(mutants.parts(densified, native)) == sparse_differs, (
+      declaration.name, sparse_differs)
