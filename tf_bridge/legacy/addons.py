@@ -298,14 +298,9 @@ def _with_decoupled_weight_decay(bridged: type) -> type:
 
 @_functools.cache
 def _extended_native(base: type) -> type:
-
-  def __init__(self, weight_decay, *args, **kwargs):  # pylint: disable=invalid-name
-    DecoupledWeightDecayExtension.__init__(self, weight_decay, *args,
-                                           **kwargs)
-
   return type(f"{base.__name__}WithDecoupledWeightDecay",
               (DecoupledWeightDecayExtension, base),
-              {"__init__": __init__, "__module__": __name__,
+              {"__module__": __name__,
                "__doc__": f"`{base.__name__}` after decoupled weight decay "
                           "(`DecoupledWeightDecayExtension`)."})
 
