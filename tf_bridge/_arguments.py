@@ -127,8 +127,13 @@ def is_bridged(value: Any) -> bool:
 def is_schedule(value: Any) -> bool:
   """A Keras 3 or tf_keras `LearningRateSchedule` (without importing
   either)."""
-  return any(base.__name__ == "LearningRateSchedule"
-             for base in type(value).__mro__)
+  return is_schedule_class(type(value))
+
+
+def is_schedule_class(value: Any) -> bool:
+  """A Keras 3 or tf_keras `LearningRateSchedule` class."""
+  return isinstance(value, type) and any(
+      base.__name__ == "LearningRateSchedule" for base in value.__mro__)
 
 
 def is_runtime(factory: Callable[..., Any], name: str, value: Any) -> bool:

@@ -23,8 +23,9 @@ class _DecoupledWeightDecay:
     exclusions (by their exact key; the list takes priority over
     `exclude_from_weight_decay`, as in TFA); the transform retraces only
     when they change."""
-    excluded = list(self._arguments.get("exclude_from_weight_decay") or [])
-    if self._decayed is not None:
+    if self._decayed is None:
+      excluded = list(self._arguments.get("exclude_from_weight_decay") or [])
+    else:
       excluded = ["^" + re.escape(key) + "$" for key, variable in zip(
           self._fused.keys, self._built_variables())
                   if self._decay_key(variable) not in self._decayed]

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tf_bridge._arguments import is_bridged, is_runtime, is_schedule, stand_in
+from tf_bridge._arguments import (is_bridged, is_runtime, is_schedule,
+                                  is_schedule_class, stand_in)
 
 
 def serialized_arguments(arguments: dict[str, Any],
@@ -52,10 +53,8 @@ def deserialized_arguments(arguments: dict[str, Any],
       name = value.get("registered_name") or value["class_name"]
       found = getattr(schedules, value["class_name"], None) or registered(
           name)
-      if getattr(found, "_fused_class", False) is not True and not (
-          isinstance(found, type) and any(
-              base.__name__ == "LearningRateSchedule"
-              for base in found.__mro__)):
+      if (getattr(found, "_fused_class", False) is not True
+          and not is_schedule_class(found)):
         raise ValueError(
             f"`{key}` holds a serialized object named "
             f"{value['class_name']!r}: only a registered tf_bridge optimizer "
