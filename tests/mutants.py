@@ -23,15 +23,14 @@ def numeric_hyperparameters(declaration):
                   and not isinstance(parameter.default, bool)))]
 
 
-def perturbed(declaration, point, name):
-  """`point` with `name` perturbed; None where its value is not a number (a
-  schedule, None)."""
+def perturbed(declaration, point, name, relative=PERTURBATION):
+  """`point` with `name` perturbed by `relative` (`relative` itself if it is
+  0); None where its value is not a number (a schedule, None)."""
   value = point.get(name, declaration.required.get(
       name, inspect.signature(declaration.port).parameters[name].default))
   if not isinstance(value, (int, float)) or isinstance(value, bool):
     return None
-  return {**point, name: value * (1 + PERTURBATION) if value
-          else PERTURBATION}
+  return {**point, name: value * (1 + relative) if value else relative}
 
 
 def parts(actual, expected, *, rtol=1e-5, atol=1e-6, initial=None):

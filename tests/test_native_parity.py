@@ -15,6 +15,7 @@ import jaxopt_port
 import numpy as np
 import pytest
 
+import formulas
 import grids
 import mutants
 from tf_bridge import catalog, testing
@@ -167,185 +168,47 @@ def test_every_hyperparameter_mutant_parts_from_native(name):
   assert not survivors, (name, survivors)
 
 
-# Formula mutants: each family's update written here from its Keras source
-# (`reference`), and one change of it a port could make (epsilon moved
-# inside or outside the root, the bias correction dropped, Lion's two betas
-# swapped in the update). The reference
-# must pass the check above and every mutant fail it at some grid point.
-def _elementwise(slots, step):
-  """An optax transform with per-leaf slots `slots(p)` (a tuple) and
-  `step(g, slots, t, **hyper) -> (update, slots)`; `t` counts from 1."""
-  import jax  # pylint: disable=import-outside-toplevel
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-  import optax  # pylint: disable=import-outside-toplevel
-
-  def make(**hyper):
-    def init(params):
-      return (jnp.zeros([], jnp.int32),
-              jax.tree.map(lambda p: slots(p, **hyper), params))
-
-    def update(grads, state, params=None):
-      del params
-      count, leaves = state
-      t = (count + 1).astype(jnp.float32)
-      pairs = jax.tree.map(lambda g, s: step(g, s, t, **hyper), grads, leaves,
-                           is_leaf=lambda x: isinstance(x, tuple))
-      is_pair = lambda x: isinstance(x, tuple) and len(x) == 2  # noqa: E731
-      updates = jax.tree.map(lambda pair: pair[0], pairs, is_leaf=is_pair)
-      new = jax.tree.map(lambda pair: pair[1], pairs, is_leaf=is_pair)
-      return updates, (count + 1, new)
-    return optax.GradientTransformation(init, update)
-  return make
+def _port_arguments(declaration, names, point):
+  """`point` with the port's defaults (and required values) for `names`."""
+  parameters = inspect.signature(declaration.port).parameters
+  defaults = {name: parameters[name].default for name in names
+              if parameters[name].default is not inspect.Parameter.empty}
+  return {**defaults, **declaration.required, **point}
 
 
-def _adam(eps_inside=False, bias_correction=True):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
-           epsilon=1e-7):
-    m, v = slots
-    m = beta_1 * m + (1 - beta_1) * g
-    v = beta_2 * v + (1 - beta_2) * g * g
-    alpha = learning_rate * (jnp.sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t)
-                             if bias_correction else 1.0)
-    denominator = (jnp.sqrt(v + epsilon) if eps_inside
-                   else jnp.sqrt(v) + epsilon)
-    return -alpha * m / denominator, (m, v)
-  return _elementwise(lambda p, **_: (jnp.zeros_like(p), jnp.zeros_like(p)),
-                      step)
+def test_every_formula_names_port_arguments():
+  for name, (_, _, accepted) in formulas.FORMULAS.items():
+    parameters = inspect.signature(catalog.lookup(name).port).parameters
+    assert accepted <= set(parameters), (name, accepted - set(parameters))
 
 
-def _rmsprop(eps_inside):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, rho=0.9, epsilon=1e-7):
-    del t
-    (v,) = slots
-    v = rho * v + (1 - rho) * g * g
-    denominator = (jnp.sqrt(v + epsilon) if eps_inside
-                   else jnp.sqrt(v) + epsilon)
-    return -learning_rate * g / denominator, (v,)
-  return _elementwise(lambda p, **_: (jnp.zeros_like(p),), step)
-
-
-def _adagrad(eps_inside):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, initial_accumulator_value=0.1,
-           epsilon=1e-7):
-    del t, initial_accumulator_value
-    (accumulator,) = slots
-    accumulator = accumulator + g * g
-    denominator = (jnp.sqrt(accumulator + epsilon) if eps_inside
-                   else jnp.sqrt(accumulator) + epsilon)
-    return -learning_rate * g / denominator, (accumulator,)
-  return _elementwise(lambda p, initial_accumulator_value=0.1, **_: (
-      jnp.full_like(p, initial_accumulator_value),), step)
-
-
-def _adamax(bias_correction=True):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
-           epsilon=1e-7):
-    m, u = slots
-    m = beta_1 * m + (1 - beta_1) * g
-    u = jnp.maximum(beta_2 * u, jnp.abs(g))
-    correction = (1 - beta_1 ** t) if bias_correction else 1.0
-    return -learning_rate * m / (correction * (u + epsilon)), (m, u)
-  return _elementwise(lambda p, **_: (jnp.zeros_like(p), jnp.zeros_like(p)),
-                      step)
-
-
-def _adadelta(eps_inside=True):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, rho=0.95, epsilon=1e-7):
-    del t
-    accumulated_grad, accumulated_delta = slots
-
-    def rms(x):
-      return jnp.sqrt(x + epsilon) if eps_inside else jnp.sqrt(x) + epsilon
-
-    accumulated_grad = rho * accumulated_grad + (1 - rho) * g * g
-    delta = -rms(accumulated_delta) * g / rms(accumulated_grad)
-    accumulated_delta = rho * accumulated_delta + (1 - rho) * delta * delta
-    return learning_rate * delta, (accumulated_grad, accumulated_delta)
-  return _elementwise(lambda p, **_: (jnp.zeros_like(p), jnp.zeros_like(p)),
-                      step)
-
-
-def _lion(interpolate_with="beta_1"):
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-
-  def step(g, slots, t, learning_rate=0.001, beta_1=0.9, beta_2=0.99):
-    del t
-    (m,) = slots
-    beta = beta_1 if interpolate_with == "beta_1" else beta_2
-    update = -learning_rate * jnp.sign(m * beta + g * (1 - beta))
-    return update, (m * beta_2 + g * (1 - beta_2),)
-  return _elementwise(lambda p, **_: (jnp.zeros_like(p),), step)
-
-
-# name -> (reference, {mutant: transform factory}, arguments it takes).
-FORMULA_MUTANTS = {
-    "adam": (_adam(), {"epsilon inside the root": _adam(eps_inside=True),
-                       "no bias correction": _adam(bias_correction=False)},
-             {"learning_rate", "beta_1", "beta_2", "epsilon"}),
-    "legacy.adam": (_adam(), {"epsilon inside the root": _adam(
-        eps_inside=True), "no bias correction": _adam(bias_correction=False)},
-                    {"learning_rate", "beta_1", "beta_2", "epsilon"}),
-    "rmsprop": (_rmsprop(eps_inside=True), {
-        "epsilon outside the root": _rmsprop(eps_inside=False)},
-                {"learning_rate", "rho", "epsilon"}),
-    "legacy.rmsprop": (_rmsprop(eps_inside=False), {
-        "epsilon inside the root": _rmsprop(eps_inside=True)},
-                       {"learning_rate", "rho", "epsilon"}),
-    "adagrad": (_adagrad(eps_inside=True), {
-        "epsilon outside the root": _adagrad(eps_inside=False)},
-                {"learning_rate", "initial_accumulator_value", "epsilon"}),
-    "legacy.adagrad": (_adagrad(eps_inside=False), {
-        "epsilon inside the root": _adagrad(eps_inside=True)},
-                       {"learning_rate", "initial_accumulator_value",
-                        "epsilon"}),
-    "adamax": (_adamax(), {"no bias correction": _adamax(
-        bias_correction=False)}, {"learning_rate", "beta_1", "beta_2",
-                                  "epsilon"}),
-    "adadelta": (_adadelta(), {"epsilon outside the roots": _adadelta(
-        eps_inside=False)}, {"learning_rate", "rho", "epsilon"}),
-    "legacy.adadelta": (_adadelta(), {"epsilon outside the roots": _adadelta(
-        eps_inside=False)}, {"learning_rate", "rho", "epsilon"}),
-    "legacy.adamax": (_adamax(), {"no bias correction": _adamax(
-        bias_correction=False)}, {"learning_rate", "beta_1", "beta_2",
-                                  "epsilon"}),
-    "lion": (_lion(), {"the update interpolated with beta_2": _lion(
-        interpolate_with="beta_2")}, {"learning_rate", "beta_1", "beta_2"}),
-}
-
-
-@pytest.mark.parametrize("name", sorted(FORMULA_MUTANTS))
+# Formula mutants (`formulas.py`): each family's update written from its
+# native source, and one-change mutants of it a port could make. The
+# reference must pass the port-vs-native check at every grid point it
+# covers, and every mutant fail it at one point at least.
+@pytest.mark.parametrize("name", sorted(formulas.FORMULAS))
 def test_formula_mutants_part_from_native(name):
-  """The port-vs-native check on `name`'s grid: the family's formula as
-  written from Keras passes it at every point it covers; each one-change
-  mutant of it fails at one point at least."""
-  reference, formula_mutants, accepted = FORMULA_MUTANTS[name]
+  reference, formula_mutants, accepted = formulas.FORMULAS[name]
+  declaration = catalog.lookup(name)
   points = [(kwargs, scale) for case_name, kwargs, scale in CASES
             if case_name == name and set(kwargs) <= accepted
-            and all(isinstance(v, float) for v in kwargs.values())
+            and all(v is None or isinstance(v, (int, float))
+                    for v in kwargs.values())
             and kwargs.get("epsilon", 1.0) != 0.0]
   assert len(points) >= 2
   killed = set()
   for kwargs, scale in points:
     point, expected = _strong_point(name, grids.label(kwargs), scale)
+    arguments = _port_arguments(declaration, accepted, point)
     initial, gradients = _problem(scale)
 
     def run(factory):
-      return testing.transform_trajectory(factory(**point), initial,  # pylint: disable=cell-var-from-loop
+      return testing.transform_trajectory(factory(**arguments), initial,  # pylint: disable=cell-var-from-loop
                                           gradients)  # pylint: disable=cell-var-from-loop
 
     testing.compare_trajectories(run(reference), expected, rtol=RTOL,
                                  atol=ATOL, initial=initial,
-                                 expected_name=name)
+                                 expected_name=f"{name} at {arguments}")
     for label, factory in formula_mutants.items():
       if label in killed:
         continue
