@@ -16,7 +16,8 @@ from typing import Callable
 import jax
 import numpy as np
 
-from workloads import (FIT_BATCH, JAX_IMPLEMENTATIONS, TF_IMPLEMENTATIONS,
+from workloads import (FIT_BATCH, FIT_CONFIGURATIONS, JAX_IMPLEMENTATIONS,
+                       TF_IMPLEMENTATIONS,
                        bytes_moved, cnn_model, jax_step, tf_problem, tf_step,
                        tree_size)
 
@@ -66,7 +67,10 @@ def _records(shape_name, shapes, algorithm, device, times, first_calls):
            "algorithm": algorithm,
            "implementation": name, "device": device,
            "median_seconds": float(np.median(samples)),
-           "min_seconds": float(np.min(samples)), "repeats": len(samples),
+           "min_seconds": float(np.min(samples)),
+           "q25_seconds": float(np.percentile(samples, 25)),
+           "q75_seconds": float(np.percentile(samples, 75)),
+           "repeats": len(samples),
            "first_call_seconds": first_calls[name], "bytes_moved": moved,
            "bandwidth_gb_per_s": moved / float(np.median(samples)) / 1e9}
           for name, samples in times.items()]
@@ -150,10 +154,11 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
 
 
 def measure_fit(samples: int, rounds: int) -> dict:
-  """`model.fit` steps per second with native and bridged Adam: one epoch
-  of each model in turn, `rounds` times; the median over the epochs after
-  the first (which compiles)."""
-  models = {name: cnn_model(name, samples) for name in TF_IMPLEMENTATIONS}
+  """`model.fit` steps per second with native and bridged Adam in each
+  configuration (FIT_CONFIGURATIONS): one epoch of each model in turn,
+  `rounds` times; the median over the epochs after the first (which
+  compiles)."""
+  models = {name: cnn_model(name, samples) for name in FIT_CONFIGURATIONS}
   epochs = {name: [] for name in models}
   losses = {}
   for _ in range(rounds):
@@ -170,9 +175,9 @@ def measure_fit(samples: int, rounds: int) -> dict:
           for name, times in epochs.items()}
 
 
-def worker_fit_memory(implementation: str, samples: int) -> dict:
+def worker_fit_memory(configuration: str, samples: int) -> dict:
   """Peak resident memory of a two-epoch training run."""
-  model, x, y = cnn_model(implementation, samples)
+  model, x, y = cnn_model(configuration, samples)
   model.fit(x, y, batch_size=FIT_BATCH, epochs=2, verbose=0)
   return {"peak_mb": _peak_rss_mb()}
 

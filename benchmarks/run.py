@@ -30,8 +30,8 @@ import optax  # pylint: disable=wrong-import-position
 from measure import (device_name, in_subprocess, measure_fit,  # pylint: disable=wrong-import-position
                      measure_jax, run_worker, tf_worker_batches)
 from report import report, with_roofline_fractions  # pylint: disable=wrong-import-position
-from workloads import (ALGORITHMS, JAX_IMPLEMENTATIONS,  # pylint: disable=wrong-import-position
-                       TF_IMPLEMENTATIONS, shape_sets)
+from workloads import (ALGORITHMS, FIT_CONFIGURATIONS,  # pylint: disable=wrong-import-position
+                       JAX_IMPLEMENTATIONS, TF_IMPLEMENTATIONS, shape_sets)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -115,9 +115,9 @@ def main(argv=None) -> int:
   if with_tf:
     samples = 512 if args.quick else 2048
     fits = measure_fit(samples, 3 if args.quick else 8)
-    for implementation in [] if args.quick else TF_IMPLEMENTATIONS:
-      fits[implementation].update(in_subprocess(
-          {"kind": "fit", "implementation": implementation,
+    for configuration in [] if args.quick else FIT_CONFIGURATIONS:
+      fits[configuration].update(in_subprocess(
+          {"kind": "fit", "implementation": configuration,
            "samples": samples}))
   settings = {"date": datetime.date.today().isoformat(),
               "mode": "--quick" if args.quick else "full run",

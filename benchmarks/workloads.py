@@ -31,8 +31,29 @@ ALGORITHMS = list(SLOTS)
 JAX_IMPLEMENTATIONS = ["roofline", "optax", "jaxopt_port", "jaxopt_port.packed"]
 
 
-TF_IMPLEMENTATIONS = ["keras3", "tf_keras.legacy", "tf_bridge",
-                      "tf_bridge.legacy"]
+# Each native optimizer in every configuration its users get:
+# `apply_gradients` in a `tf.function` as written, Keras 3's also under
+# `jit_compile=True` (what Keras 3's `model.fit` compiles by default on
+# TensorFlow); tf_keras runs without XLA by default. The bridge's update is
+# one XLA call whatever the function around it.
+NATIVE_TF_IMPLEMENTATIONS = ["keras3", "keras3.xla", "tf_keras.legacy"]
+
+
+TF_IMPLEMENTATIONS = NATIVE_TF_IMPLEMENTATIONS + ["tf_bridge",
+                                                  "tf_bridge.legacy"]
+
+
+# `model.fit` configurations: (implementation, `jit_compile` or None for
+# the host's default). Keras 3's default ("auto") compiles the train step
+# with XLA on TensorFlow; tf_keras's does not.
+FIT_CONFIGURATIONS = {
+    "keras3": ("keras3", None),
+    "keras3 jit_compile=False": ("keras3", False),
+    "tf_keras.legacy": ("tf_keras.legacy", None),
+    "tf_bridge": ("tf_bridge", None),
+    "tf_bridge jit_compile=False": ("tf_bridge", False),
+    "tf_bridge.legacy": ("tf_bridge.legacy", None),
+}
 
 
 def resnet50_shapes() -> list[tuple[int, ...]]:
@@ -160,6 +181,7 @@ def tf_optimizer(implementation: str, algorithm: str):
   import keras  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
   import tf_bridge  # pylint: disable=import-outside-toplevel
+  implementation = implementation.removesuffix(".xla")
   module = {"keras3": keras.optimizers,
             "tf_keras.legacy": tf_keras.optimizers.legacy,
             "tf_bridge": tf_bridge, "tf_bridge.legacy": tf_bridge.legacy,
@@ -181,7 +203,7 @@ def tf_step(implementation, algorithm, variables, grads):
   if optimizer is None:
     return None
 
-  @tf.function
+  @tf.function(jit_compile=implementation.endswith(".xla"))
   def step():
     optimizer.apply_gradients(zip(grads, variables))
   return lambda: step()  # Returns nothing: the assignments are the work.
@@ -195,9 +217,10 @@ def tf_problem(shapes):
           [tf.constant(value) for value in grads.values()])
 
 
-def cnn_model(implementation: str, samples: int):
-  """A small CNN compiled with `implementation`'s Adam, and seeded synthetic
-  28x28 images with labels."""
+def cnn_model(configuration: str, samples: int):
+  """A small CNN compiled with the Adam of `configuration` (a key of
+  FIT_CONFIGURATIONS), and seeded synthetic 28x28 images with labels."""
+  implementation, jit_compile = FIT_CONFIGURATIONS[configuration]
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   legacy = implementation in ("tf_keras.legacy", "tf_bridge.legacy")
   if legacy:
@@ -216,9 +239,11 @@ def cnn_model(implementation: str, samples: int):
       layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(),
       layers.Flatten(), layers.Dense(128, activation="relu"),
       layers.Dense(10)])
+  compile_arguments = {} if jit_compile is None else {
+      "jit_compile": jit_compile}
   model.compile(optimizer=tf_optimizer(implementation, "adam"),
                 loss=keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True))
+                    from_logits=True), **compile_arguments)
   return model, x, y
 
 

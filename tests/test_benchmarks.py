@@ -8,7 +8,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIELDS = {"shape", "parameters", "algorithm", "implementation", "device",
-          "median_seconds", "min_seconds", "repeats", "first_call_seconds",
+          "median_seconds", "min_seconds", "q25_seconds", "q75_seconds",
+          "repeats", "first_call_seconds",
           "bytes_moved", "bandwidth_gb_per_s", "roofline_fraction"}
 
 
@@ -30,8 +31,10 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   for record in records:
     implementations[record["shape"], record["algorithm"]].add(
         record["implementation"])
+  # Every native configuration a user gets (Keras 3 with and without XLA).
   everything = {"roofline", "optax", "jaxopt_port", "jaxopt_port.packed",
-                "keras3", "tf_keras.legacy", "tf_bridge", "tf_bridge.legacy"}
+                "keras3", "keras3.xla", "tf_keras.legacy", "tf_bridge",
+                "tf_bridge.legacy"}
   for shape in ("10x250k", "50x10k", "transformer-2x256"):
     assert implementations[shape, "adam"] == everything
     # Lamb: not elementwise, so no packed column; legacy has no Lamb.
@@ -43,8 +46,9 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   assert {m["implementation"] for m in results["memory"]} == everything
   assert all(m["peak_mb"] >= m["optimizer_peak_mb"] > 0
              for m in results["memory"])
-  assert set(results["fit"]) == {"keras3", "tf_keras.legacy", "tf_bridge",
-                                 "tf_bridge.legacy"}
+  assert set(results["fit"]) == {
+      "keras3", "keras3 jit_compile=False", "tf_keras.legacy", "tf_bridge",
+      "tf_bridge jit_compile=False", "tf_bridge.legacy"}
   # Bridged and native Adam train the same model to the same loss.
   fit = results["fit"]
   assert abs(fit["tf_bridge"]["final_loss"]
