@@ -28,15 +28,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
                      warmup: int = 2) -> dict[str, list[float]]:
   """Each runner's step times, taken round by round so that the machine's
-  drifts hit every implementation alike."""
+  drifts hit every implementation alike. Each round starts one runner
+  later than the last: a runner's place in the round matters (measured:
+  Lion on 100x250k, optax timed right after the roofline kernel ran at
+  29.5 ms, right after the port at 34 ms), so every runner takes every
+  place equally often."""
   for run in runners.values():
     for _ in range(warmup):
       run()
+  names = list(runners)
   times = {name: [] for name in runners}
-  for _ in range(repeats):
-    for name, run in runners.items():
+  for round_index in range(repeats):
+    shift = round_index % len(names)
+    for name in names[shift:] + names[:shift]:
       start = time.perf_counter()
-      run()
+      runners[name]()
       times[name].append(time.perf_counter() - start)
   return times
 
