@@ -16,9 +16,9 @@ from typing import Callable
 import jax
 import numpy as np
 
-from workloads import (FIT_BATCH, FIT_CONFIGURATIONS, JAX_IMPLEMENTATIONS,
-                       TF_IMPLEMENTATIONS,
-                       bytes_moved, cnn_model, jax_step, tf_problem, tf_step,
+from workloads import (FIT_BATCH, FIT_CONFIGURATIONS, FIT_MODELS,
+                       JAX_IMPLEMENTATIONS, TF_IMPLEMENTATIONS,
+                       bytes_moved, jax_step, tf_problem, tf_step,
                        tree_size)
 
 
@@ -159,12 +159,13 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
           "optimizer_peak_mb": _peak_rss_mb() - baseline}
 
 
-def measure_fit(samples: int, rounds: int) -> dict:
-  """`model.fit` steps per second with native and bridged Adam in each
-  configuration (FIT_CONFIGURATIONS): one epoch of each model in turn,
-  `rounds` times; the median over the epochs after the first (which
-  compiles)."""
-  models = {name: cnn_model(name, samples) for name in FIT_CONFIGURATIONS}
+def measure_fit(model: str, samples: int, rounds: int) -> dict:
+  """`model.fit` steps per second of `model` (a key of FIT_MODELS) with
+  native and bridged Adam in each configuration (FIT_CONFIGURATIONS): one
+  epoch of each in turn, `rounds` times; the median over the epochs after
+  the first (which compiles)."""
+  models = {name: FIT_MODELS[model](name, samples)
+            for name in FIT_CONFIGURATIONS}
   epochs = {name: [] for name in models}
   losses = {}
   for _ in range(rounds):
@@ -182,8 +183,8 @@ def measure_fit(samples: int, rounds: int) -> dict:
 
 
 def worker_fit_memory(configuration: str, samples: int) -> dict:
-  """Peak resident memory of a two-epoch training run."""
-  model, x, y = cnn_model(configuration, samples)
+  """Peak resident memory of a two-epoch training run of the CNN."""
+  model, x, y = FIT_MODELS["cnn"](configuration, samples)
   model.fit(x, y, batch_size=FIT_BATCH, epochs=2, verbose=0)
   return {"peak_mb": _peak_rss_mb()}
 

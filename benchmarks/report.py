@@ -71,7 +71,7 @@ def _status(met: bool) -> str:
   return "met" if met else "MISSED"
 
 
-def target_lines(records: list[dict], fits: dict) -> list[str]:
+def target_lines(records: list[dict]) -> list[str]:
   by_key = {(r["shape"], r["algorithm"], r["implementation"]): r
             for r in records}
   shapes = sorted({r["shape"] for r in records})
@@ -117,6 +117,14 @@ def target_lines(records: list[dict], fits: dict) -> list[str]:
                  f"{_status(worst['roofline_fraction'] >= 0.8)}, worst "
                  f"{100 * worst['roofline_fraction']:.0f}% "
                  f"({worst['shape']}, {worst['algorithm']})")
+  return lines
+
+
+def fit_target_lines(fits: dict, model: str) -> list[str]:
+  """`model.fit` targets: bridged steps/s >= the best native
+  configuration's, first epoch <= 1.5x and peak memory <= 1.1x the host's
+  default's."""
+  lines = []
   for bridged_fit, natives in (
       ("tf_bridge", ("keras3", "keras3 jit_compile=False")),
       ("tf_bridge.legacy", ("tf_keras.legacy",))):
@@ -126,22 +134,42 @@ def target_lines(records: list[dict], fits: dict) -> list[str]:
     best = max(natives, key=lambda n: fits[n]["steps_per_second"])
     speed = (fits[bridged_fit]["steps_per_second"]
              / fits[best]["steps_per_second"])
-    lines.append(f"- model.fit steps/s {bridged_fit} (default) / best native "
-                 f"({best}) >= 1: {_status(speed >= 1)}, {speed:.2f}")
+    lines.append(f"- {model} model.fit steps/s {bridged_fit} (default) / "
+                 f"best native ({best}) >= 1: {_status(speed >= 1)}, "
+                 f"{speed:.2f}")
     native = natives[0]  # The host's default configuration.
     first = (fits[bridged_fit]["first_epoch_seconds"]
              / fits[native]["first_epoch_seconds"])
-    lines.append(f"- model.fit first epoch {bridged_fit} / {native} <= 1.5: "
-                 f"{_status(first <= 1.5)}, {first:.2f}")
+    lines.append(f"- {model} model.fit first epoch {bridged_fit} / {native} "
+                 f"<= 1.5: {_status(first <= 1.5)}, {first:.2f}")
     if "peak_mb" not in fits[native]:
-      continue  # --quick measures no training run's memory.
+      continue  # Measured for the CNN of a full run only.
     peak = fits[bridged_fit]["peak_mb"] / fits[native]["peak_mb"]
-    lines.append(f"- peak memory of the training run {bridged_fit} / "
-                 f"{native} <= 1.1: {_status(peak <= 1.1)}, {peak:.2f}")
+    lines.append(f"- peak memory of the {model} training run {bridged_fit} "
+                 f"/ {native} <= 1.1: {_status(peak <= 1.1)}, {peak:.2f}")
   return lines
 
 
-def markdown(records, memory, fits, settings) -> str:
+def _fit_table(fits: dict, title: str) -> list[str]:
+  if not fits:
+    return []
+  return ["", f"#### model.fit: {title} (epochs interleaved; the host's "
+          "default `jit_compile` unless named; peak RSS of a 2-epoch run in "
+          "a fresh process, 0 where not measured)", "",
+          "| optimizer | steps/s (median) | spread over epochs | "
+          "first epoch (s) | final loss | peak RSS (MB) |",
+          "|---|---|---|---|---|---|"] + [
+              f"| {name} | {f['steps_per_second']:.1f} | "
+              f"{min(f['epoch_steps_per_second']):.1f}-"
+              f"{max(f['epoch_steps_per_second']):.1f} | "
+              f"{f['first_epoch_seconds']:.1f} | {f['final_loss']:.4f} | "
+              f"{f.get('peak_mb', 0):.0f} |" for name, f in fits.items()
+              if name in FIT_CONFIGURATIONS]
+
+
+def markdown(records, memory, fits, settings,
+             transformer_fits=None) -> str:
+  transformer_fits = transformer_fits or {}
   by_key = {(r["shape"], r["algorithm"], r["implementation"]): r
             for r in records}
   device = records[0]["device"] if records else device_name()
@@ -162,7 +190,9 @@ def markdown(records, memory, fits, settings) -> str:
          "`tf.function`, `keras3.xla` the same with `jit_compile=True` (as "
          "`model.fit` compiles it by default), `tf_keras.legacy` as tf_keras "
          "runs it. The best native is the fastest of the three.", "",
-         "Targets:", "", *target_lines(records, fits), ""]
+         "Targets:", "", *target_lines(records),
+         *fit_target_lines(fits, "CNN"),
+         *fit_target_lines(transformer_fits, "transformer"), ""]
   for shape in shapes:
     size = next(r["parameters"] for r in records if r["shape"] == shape)
     out += [f"#### {shape} ({size / 1e6:.1f}M parameters)", "",
@@ -220,19 +250,10 @@ def markdown(records, memory, fits, settings) -> str:
             "|---|---|---|"]
     out += [f"| {m['implementation']} | {m['peak_mb']:.0f} | "
             f"{m['optimizer_peak_mb']:.0f} |" for m in memory]
-  if fits:
-    out += ["", "#### model.fit: small CNN, Adam, batch 32 (epochs "
-            "interleaved; the host's default `jit_compile` unless named; "
-            "peak RSS of a 2-epoch run in a fresh process, 0 with --quick)",
-            "", "| optimizer | steps/s (median) | spread over epochs | "
-            "first epoch (s) | final loss | peak RSS (MB) |",
-            "|---|---|---|---|---|---|"]
-    out += [f"| {name} | {f['steps_per_second']:.1f} | "
-            f"{min(f['epoch_steps_per_second']):.1f}-"
-            f"{max(f['epoch_steps_per_second']):.1f} | "
-            f"{f['first_epoch_seconds']:.1f} | {f['final_loss']:.4f} | "
-            f"{f.get('peak_mb', 0):.0f} |" for name, f in fits.items()
-            if name in FIT_CONFIGURATIONS]
+  out += _fit_table(fits, "small CNN, Adam, batch 32")
+  out += _fit_table(transformer_fits, (
+      "4-layer transformer encoder over an 8000 x 128 embedding, sequences "
+      "of 32, Adam, batch 32"))
   return "\n".join(out) + "\n"
 
 
@@ -287,6 +308,6 @@ def report(out: str, results: dict) -> str:
   """Writes the plot and RESULTS.md's generated block; returns the block."""
   plot(results["records"], os.path.join(out, "results.png"))
   block = markdown(results["records"], results["memory"], results["fit"],
-                   results["settings"])
+                   results["settings"], results.get("fit_transformer"))
   write_results(os.path.join(out, "RESULTS.md"), block)
   return block

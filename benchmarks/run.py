@@ -111,10 +111,12 @@ def main(argv=None) -> int:
             "algorithm": "adam", "shapes": shapes[memory_shape], "steps": 3}
     memory.append({**in_subprocess(task), "implementation": implementation,
                    "algorithm": "adam", "shape": memory_shape, "steps": 3})
-  fits = {}
+  fits, transformer_fits = {}, {}
   if with_tf:
     samples = 512 if args.quick else 2048
-    fits = measure_fit(samples, 3 if args.quick else 8)
+    fits = measure_fit("cnn", samples, 3 if args.quick else 8)
+    transformer_fits = measure_fit("transformer", 256 if args.quick else 1024,
+                                   3 if args.quick else 8)
     for configuration in [] if args.quick else FIT_CONFIGURATIONS:
       fits[configuration].update(in_subprocess(
           {"kind": "fit", "implementation": configuration,
@@ -127,7 +129,8 @@ def main(argv=None) -> int:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     settings["tensorflow"] = tf.__version__
   results = {"device": device, "settings": settings, "records": records,
-             "memory": memory, "fit": fits}
+             "memory": memory, "fit": fits,
+             "fit_transformer": transformer_fits}
   with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
     json.dump(results, f, indent=1)
   print(report(out, results))

@@ -217,18 +217,32 @@ def tf_problem(shapes):
           [tf.constant(value) for value in grads.values()])
 
 
-def cnn_model(configuration: str, samples: int):
-  """A small CNN compiled with the Adam of `configuration` (a key of
-  FIT_CONFIGURATIONS), and seeded synthetic 28x28 images with labels."""
+def _fit_host(configuration: str):
+  """(implementation, jit_compile, the Keras module it runs in)."""
   implementation, jit_compile = FIT_CONFIGURATIONS[configuration]
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  legacy = implementation in ("tf_keras.legacy", "tf_bridge.legacy")
-  if legacy:
+  if implementation in ("tf_keras.legacy", "tf_bridge.legacy"):
     import tf_keras as keras  # pylint: disable=import-outside-toplevel
   else:
     import keras  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
   tf.random.set_seed(0)
   keras.utils.set_random_seed(0)
+  return implementation, jit_compile, keras
+
+
+def _compiled(model, keras, implementation, jit_compile):
+  compile_arguments = {} if jit_compile is None else {
+      "jit_compile": jit_compile}
+  model.compile(optimizer=tf_optimizer(implementation, "adam"),
+                loss=keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True), **compile_arguments)
+  return model
+
+
+def cnn_model(configuration: str, samples: int):
+  """A small CNN compiled with the Adam of `configuration` (a key of
+  FIT_CONFIGURATIONS), and seeded synthetic 28x28 images with labels."""
+  implementation, jit_compile, keras = _fit_host(configuration)
   rng = np.random.default_rng(0)
   x = rng.normal(size=(samples, 28, 28, 1)).astype(np.float32)
   y = rng.integers(0, 10, size=(samples,))
@@ -239,12 +253,38 @@ def cnn_model(configuration: str, samples: int):
       layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(),
       layers.Flatten(), layers.Dense(128, activation="relu"),
       layers.Dense(10)])
-  compile_arguments = {} if jit_compile is None else {
-      "jit_compile": jit_compile}
-  model.compile(optimizer=tf_optimizer(implementation, "adam"),
-                loss=keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True), **compile_arguments)
-  return model, x, y
+  return _compiled(model, keras, implementation, jit_compile), x, y
+
+
+TRANSFORMER = {"vocabulary": 8000, "length": 32, "width": 128, "heads": 4,
+               "layers": 4}
+
+
+def transformer_model(configuration: str, samples: int):
+  """A 4-layer transformer encoder over a token embedding (8000 x 128,
+  sequences of 32), classifying seeded random sequences into 10 classes,
+  compiled with the Adam of `configuration`."""
+  implementation, jit_compile, keras = _fit_host(configuration)
+  size = TRANSFORMER
+  rng = np.random.default_rng(0)
+  x = rng.integers(0, size["vocabulary"], size=(samples, size["length"]))
+  y = rng.integers(0, 10, size=(samples,))
+  layers = keras.layers
+  tokens = keras.Input((size["length"],), dtype="int32")
+  hidden = layers.Embedding(size["vocabulary"], size["width"])(tokens)
+  for _ in range(size["layers"]):
+    attended = layers.MultiHeadAttention(
+        size["heads"], size["width"] // size["heads"])(hidden, hidden)
+    hidden = layers.LayerNormalization()(hidden + attended)
+    expanded = layers.Dense(4 * size["width"], activation="relu")(hidden)
+    hidden = layers.LayerNormalization()(
+        hidden + layers.Dense(size["width"])(expanded))
+  pooled = layers.GlobalAveragePooling1D()(hidden)
+  model = keras.Model(tokens, layers.Dense(10)(pooled))
+  return _compiled(model, keras, implementation, jit_compile), x, y
+
+
+FIT_MODELS = {"cnn": cnn_model, "transformer": transformer_model}
 
 
 FIT_BATCH = 32

@@ -46,9 +46,17 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   assert {m["implementation"] for m in results["memory"]} == everything
   assert all(m["peak_mb"] >= m["optimizer_peak_mb"] > 0
              for m in results["memory"])
-  assert set(results["fit"]) == {
+  configurations = {
       "keras3", "keras3 jit_compile=False", "tf_keras.legacy", "tf_bridge",
       "tf_bridge jit_compile=False", "tf_bridge.legacy"}
+  assert set(results["fit"]) == configurations
+  assert set(results["fit_transformer"]) == configurations
+  # The transformer's embedding gradients repeat rows: tf_keras sums the
+  # duplicates as the bridges do, Keras 3's TensorFlow backend squares each
+  # separately (DESIGN.md's known difference), so only legacy must agree.
+  transformer = results["fit_transformer"]
+  assert abs(transformer["tf_bridge.legacy"]["final_loss"]
+             - transformer["tf_keras.legacy"]["final_loss"]) < 1e-3
   # Bridged and native Adam train the same model to the same loss.
   fit = results["fit"]
   assert abs(fit["tf_bridge"]["final_loss"]
