@@ -7,6 +7,7 @@ import optax
 import pytest
 
 import jaxopt_port
+from tf_bridge import catalog
 
 
 def mixed_tree(seed=0, scale=1.0):
@@ -83,6 +84,36 @@ def test_packed_equals_the_transform(name):
   # Each param-shaped state leaf is one buffer per dtype.
   for leaf in jax.tree.leaves(state):
     assert leaf.ndim <= 1
+
+
+# Every catalog port but these updates each element on its own: a per-layer
+# trust ratio or norm (Lamb, TF Addons' LAMB and NovoGrad, ConditionalGradient),
+# factored moments (Adafactor), matrix orthogonalization (Muon).
+NOT_ELEMENTWISE = {"lamb", "adafactor", "muon", "addons.novograd",
+                   "addons.conditional_gradient", "addons.lamb"}
+PORTS = sorted({d.name: d for d in catalog.CATALOG}.items())
+
+
+@pytest.mark.parametrize("name,declaration", PORTS,
+                         ids=[name for name, _ in PORTS])
+def test_every_elementwise_port_packs_to_its_numbers(name, declaration):
+  """Each catalog port at its defaults: packed() takes it and gives the
+  transform's numbers on packed params, or, for the ports that are not
+  elementwise, refuses it (so a port's `elementwise` declaration is right
+  both ways)."""
+  def make():
+    return declaration.make_port(**declaration.required)
+
+  if name in NOT_ELEMENTWISE:
+    with pytest.raises(ValueError, match="not known to"):
+      jaxopt_port.packed(make())
+    return
+  params = mixed_tree(0)
+  gradients = [mixed_tree(seed, scale=0.1) for seed in range(1, 4)]
+  expected, _ = run(make(), params, gradients)
+  packed, _ = run(jaxopt_port.packed(make()), params, gradients,
+                  jaxopt_port.pack)
+  assert_trees_close(jaxopt_port.unpack(packed), expected)
 
 
 def test_state_holds_one_buffer_per_dtype():
