@@ -217,11 +217,19 @@ def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
     _checks.check_same_tree(params, grads, expected_name="params",
                             received_name="grads")
   elif param_shaped:
-    # The first copy of the params' tree in the state; later ones may hold
-    # leaves of other shapes (Adafactor's factored moments).
-    _checks.check_same_tree(param_shaped[0], grads,
-                            expected_name=f"the {name} state",
-                            received_name="grads")
+    # Some copies of the params' tree in the state hold leaves of other
+    # shapes (Adafactor's factored moments, before its full one): the grads
+    # must match one copy, and a mismatch is told against the first.
+    errors = []
+    for tree in param_shaped:
+      try:
+        _checks.check_same_tree(tree, grads,
+                                expected_name=f"the {name} state",
+                                received_name="grads")
+        return
+      except (TypeError, ValueError) as error:
+        errors.append(error)
+    raise errors[0]
 
 
 def _skipping_missing_gradients(init_fn, update_fn):

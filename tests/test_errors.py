@@ -9,6 +9,8 @@ import numpy as np
 import optax
 import pytest
 
+from tf_bridge import catalog
+
 PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
 
 
@@ -191,6 +193,50 @@ def test_state_values_that_are_not_per_parameter_are_not_compared():
       transform.update({"layer": {"kernel": jnp.ones((3, 2)),
                                   "bias": jnp.zeros(3)}},
                        transform.init(PARAMS))
+
+
+CALL_WITH_PARAMS = ": call update(grads, state, params)."
+# What each catalog port that reads the params says when update() gets none
+# (at its defaults); every other port updates without them.
+NEEDS_PARAMS = {
+    "adamw": "adamw with weight_decay or use_ema needs the current params",
+    "muon": "muon with weight_decay or use_ema needs the current params",
+    "ftrl": "ftrl sets the parameters from its state",
+    "legacy.ftrl": "ftrl sets the parameters from its state",
+    "tf1.ftrl": "ftrl sets the parameters from its state",
+    "lamb": "lamb's trust ratio reads the parameters",
+    "adafactor": "adafactor scales its step by the params' RMS",
+    "schedule_free_adamw": "schedule_free_adamw recovers its average from "
+                           "the params",
+    "tf1.adagrad_da": "tf1.adagrad_da sets the params from its accumulators",
+    "tf1.proximal_adagrad": "proximal_adagrad sets the params through its "
+                            "proximal step",
+    "addons.proximal_adagrad": "proximal_adagrad sets the params through its "
+                               "proximal step",
+    "tf1.proximal_gradient_descent": "proximal_gradient_descent sets the "
+                                     "params through its proximal step",
+    "addons.adamw": "Decoupled weight decay needs the params",
+    "addons.sgdw": "Decoupled weight decay needs the params",
+    "addons.conditional_gradient": "conditional_gradient sets the params "
+                                   "from them",
+    "addons.lamb": "lamb scales its step by the params' norm",
+}
+
+
+@pytest.mark.parametrize("name", sorted({d.name for d in catalog.CATALOG}))
+def test_update_without_params_names_why_it_needs_them(name):
+  """(Adafactor's factored moments are not param-shaped: without params it
+  once failed on their shapes instead of saying it needs the params.)"""
+  declaration = catalog.lookup(name)
+  transform = declaration.make_port(**declaration.required)
+  state = transform.init(PARAMS)
+  if name not in NEEDS_PARAMS:
+    updates, _ = transform.update(PARAMS, state)
+    assert jax.tree.structure(updates) == jax.tree.structure(PARAMS)
+    return
+  with pytest.raises(ValueError) as error:
+    transform.update(PARAMS, state)
+  assert str(error.value) == NEEDS_PARAMS[name] + CALL_WITH_PARAMS
 
 
 def test_weight_decay_needs_params():
