@@ -218,7 +218,8 @@ def tf_problem(shapes):
 
 
 def _fit_host(configuration: str):
-  """(implementation, jit_compile, the Keras module it runs in)."""
+  """(implementation, jit_compile, the Keras module it runs in), with
+  TensorFlow and Keras seeded."""
   implementation, jit_compile = FIT_CONFIGURATIONS[configuration]
   if implementation in ("tf_keras.legacy", "tf_bridge.legacy"):
     import tf_keras as keras  # pylint: disable=import-outside-toplevel
