@@ -29,10 +29,9 @@ def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
                      warmup: int = 2) -> dict[str, list[float]]:
   """Each runner's step times, taken round by round so that the machine's
   drifts hit every implementation alike. Each round starts one runner
-  later than the last: a runner's place in the round matters (measured:
-  Lion on 100x250k, optax timed right after the roofline kernel ran at
-  29.5 ms, right after the port at 34 ms), so every runner takes every
-  place equally often."""
+  later than the last, so every runner takes every place in a round
+  equally often. (The order in which the runners were set up also moves
+  single cells; that this does not undo: RESULTS.md.)"""
   for run in runners.values():
     for _ in range(warmup):
       run()

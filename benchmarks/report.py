@@ -33,11 +33,16 @@ def _cell(record: dict | None) -> str:
           f"({100 * record['roofline_fraction']:.0f}%)")
 
 
+def _natives(by_key, shape, algorithm) -> list[dict]:
+  """The records of the native configurations measured on this cell."""
+  return [by_key[shape, algorithm, name] for name in NATIVE_TF_IMPLEMENTATIONS
+          if (shape, algorithm, name) in by_key]
+
+
 def _best_native(by_key, shape, algorithm) -> dict | None:
   """The fastest native configuration's record (by median), or None."""
-  natives = [by_key[shape, algorithm, name] for name in
-             NATIVE_TF_IMPLEMENTATIONS if (shape, algorithm, name) in by_key]
-  return min(natives, key=lambda r: r["median_seconds"], default=None)
+  return min(_natives(by_key, shape, algorithm),
+             key=lambda r: r["median_seconds"], default=None)
 
 
 def _ratio(by_key, shape, algorithm, numerator, denominator,
@@ -99,9 +104,7 @@ def target_lines(records: list[dict]) -> list[str]:
         f"{worst['algorithm']}, {worst['implementation']})")
   first_calls = []
   for record in records:
-    natives = [by_key[record["shape"], record["algorithm"], name]
-               for name in NATIVE_TF_IMPLEMENTATIONS
-               if (record["shape"], record["algorithm"], name) in by_key]
+    natives = _natives(by_key, record["shape"], record["algorithm"])
     if record["implementation"] == "tf_bridge" and natives:
       first_calls.append((record["first_call_seconds"] / min(
           n["first_call_seconds"] for n in natives), record))
