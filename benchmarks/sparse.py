@@ -15,7 +15,10 @@ For each table, number of touched rows and algorithm, in the same run:
 - `dense`: optax's same algorithm (FTRL: the port, optax has none) on the
   dense gradient, as JAX users without row-sparse updates run it;
 - `roofline`: one jitted kernel moving the bytes the touched rows need
-  (gather, add, scatter in place of the parameter and each slot).
+  (a scatter-add in place into the parameter and each slot);
+- `dedup`: the duplicate rows summed (`jaxopt_port`'s `unique_rows`: a sort
+  of the indices and a scatter-add of the values), which a correct step
+  does before it reads a row and the roofline kernel does not need.
 Times are medians of interleaved repeats; the TensorFlow pair runs in a
 process of its own per cell (TensorFlow keeps memory of dropped optimizers).
 Writes `sparse.json` and the markdown table `sparse.md` into `--out`.
@@ -74,6 +77,7 @@ def jax_cell(rows, width, touched, algorithm, repeats):
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   import optax  # pylint: disable=import-outside-toplevel
   import jaxopt_port  # pylint: disable=import-outside-toplevel
+  from jaxopt_port._row_sparse import unique_rows  # pylint: disable=import-outside-toplevel
   slots, _, arguments = ALGORITHMS[algorithm]
   ports = {"sgd-momentum": lambda: jaxopt_port.legacy.sgd(**arguments),
            "adagrad": lambda: jaxopt_port.legacy.adagrad(**arguments),
@@ -120,10 +124,18 @@ def jax_cell(rows, width, touched, algorithm, repeats):
       jax.block_until_ready(box[0])
     return run
 
+  def dedup_runner():
+    dedup = jax.jit(lambda indices, values: unique_rows(
+        jaxopt_port.RowSparse(indices, values, rows)))
+
+    def run():
+      jax.block_until_ready(dedup(indices, values))
+    return run
+
   # The dense step on a big table is slow: fewer repeats, timed alone.
   times.update(time_interleaved({
       "jaxopt_port": transform_runner(ports[algorithm](), True),
-      "roofline": roofline_runner()}, repeats))
+      "roofline": roofline_runner(), "dedup": dedup_runner()}, repeats))
   times.update(time_interleaved(
       {"dense": transform_runner(dense[algorithm](), False)},
       max(3, repeats // 4), warmup=1))
@@ -171,8 +183,9 @@ def cell_in_process(task):
 def markdown(records):
   lines = [
       "| table | touched | algorithm | native | tf_bridge.legacy | bridge / "
-      "native | jaxopt_port | roofline | port / roofline | dense | dense / "
-      "port |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+      "native | jaxopt_port | roofline | port / roofline | dedup | port / "
+      "(roofline + dedup) | dense | dense / port |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
   def ms(value):
     return "-" if value is None else f"{value * 1e3:.3f} ms"
@@ -182,12 +195,15 @@ def markdown(records):
 
   for r in records:
     t = r["times"]
+    floor = (t["roofline"] + t["dedup"] if "roofline" in t and "dedup" in t
+             else None)
     lines.append(
         f"| {r['rows']:,} x {r['width']} | {r['touched']} | {r['algorithm']} "
         f"| {ms(t.get('native'))} | {ms(t.get('tf_bridge.legacy'))} | "
         f"{ratio(t.get('tf_bridge.legacy'), t.get('native'))} | "
         f"{ms(t.get('jaxopt_port'))} | {ms(t.get('roofline'))} | "
         f"{ratio(t.get('jaxopt_port'), t.get('roofline'))} | "
+        f"{ms(t.get('dedup'))} | {ratio(t.get('jaxopt_port'), floor)} | "
         f"{ms(t.get('dense'))} | {ratio(t.get('dense'), t.get('jaxopt_port'))} |")
   return "\n".join(lines)
 

@@ -81,7 +81,7 @@ def test_sparse_quick_run_writes_every_column(tmp_path):
   assert [r["algorithm"] for r in records] == [
       "sgd-momentum", "adagrad", "ftrl", "lazy_adam"]
   columns = {"native", "tf_bridge.legacy", "jaxopt_port", "roofline",
-             "dense"}
+             "dedup", "dense"}
   for record in records:
     assert (record["rows"], record["width"], record["touched"]) == (
         100_000, 16, 256)

@@ -267,11 +267,14 @@ class FusedTransform:
         for key, spec in zip(keys, specs)}
     self._float64 = any(spec.dtype == np.float64
                         for spec in self._param_specs.values())
+    specs = self._param_specs
     with self.precision():
-      state = transform.init({key: np.zeros(spec.shape, spec.dtype)
-                              for key, spec in self._param_specs.items()})
-      self._from_params = _depends_on_params(transform.init,
-                                             self._param_specs)
+      # One compiled program (run eagerly, each op of each new shape would
+      # compile one: about a second for a ResNet's variables).
+      state = jax.jit(lambda: transform.init(
+          {key: jnp.zeros(spec.shape, spec.dtype)
+           for key, spec in specs.items()}))()
+      self._from_params = _depends_on_params(transform.init, specs)
     indices = dict(zip(keys, range(len(keys))))
     not_a_slot = -1  # (None would vanish: it is an empty subtree.)
     roles = optax.tree_map_params(
@@ -388,8 +391,11 @@ class FusedTransform:
           list(variables), grads, list(state_variables), learning_rate,
           row_indices, iterations)
 
+    # Not converted by autograph, as `extended.update` would (seconds of a
+    # first step, for code without Python control flow on tensors).
     return distribution.extended.update(
-        variables[0], update_on_device,
+        variables[0], tf.autograph.experimental.do_not_convert(
+            update_on_device),
         args=(list(variables), list(grads), list(state_variables),
               self.rate_inputs(learning_rate, iterations)), group=True)
 
@@ -533,19 +539,20 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   by_rows = sparse_rows in _row_sparse.SPARSE_INPUT_MODES
   step, row_indices, sparse = [], [], []
   for grad, variable in zip(grads, variables):
-    value = tf.convert_to_tensor(variable)
+    # Not read (a read op per variable costs graph building time).
+    dtype, shape = tf.as_dtype(variable.dtype).base_dtype, variable.shape
     if grad is None:
-      step.append(tf.zeros_like(value))
+      step.append(tf.zeros_like(variable))
       sparse.append(False)
     elif by_rows and isinstance(grad, tf.IndexedSlices):
-      step.append(tf.ensure_shape(tf.cast(grad.values, value.dtype),
-                                  [None, *value.shape[1:]]))
+      step.append(tf.ensure_shape(tf.cast(grad.values, dtype),
+                                  [None, *shape[1:]]))
       row_indices.append(tf.cast(grad.indices, tf.int32))
       sparse.append(True)
     else:
       # Densified IndexedSlices lose their static shape; jax2tf needs it.
-      step.append(tf.ensure_shape(
-          tf.cast(tf.convert_to_tensor(grad), value.dtype), value.shape))
+      step.append(tf.ensure_shape(tf.cast(tf.convert_to_tensor(grad), dtype),
+                                  shape))
       sparse.append(False)
   return step, row_indices, tuple(sparse)
 

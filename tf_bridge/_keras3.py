@@ -300,8 +300,11 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     aligned = [None] * len(self._trainable_variables)
     for index, (grad, _) in zip(indices, grads_and_vars):
       aligned[index] = grad
+    # merge_call would convert it with autograph (seconds of a first step,
+    # for code without Python control flow on tensors).
     tf.__internal__.distribute.interim.maybe_merge_call(
-        self._fused_update, self._distribution_strategy, aligned,
+        tf.autograph.experimental.do_not_convert(self._fused_update),
+        self._distribution_strategy, aligned,
         learning_rate,
         self._decay_rates(trainable_variables) if decay else None)
 
