@@ -530,6 +530,13 @@ def test_nuclear_direction_equals_numpy_svd():
                                 [[1, 0, 0], [0, 0, 0]])
   np.testing.assert_allclose(direction(np.array([3.0, -4.0], dtype)),
                              [0.6, -0.8], rtol=rtol)
+  # Gradients near float32's limits: the Gram matrix of the raw entries
+  # would overflow (1e25) or underflow (1e-25); the direction is the same.
+  matrix = rng.standard_normal((3, 4)).astype(dtype)
+  for scale in (1e25, 1e-25):
+    np.testing.assert_allclose(direction(matrix * dtype(scale)),
+                               numpy_direction(matrix), rtol=0, atol=rtol,
+                               err_msg=str(scale))
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])

@@ -1,6 +1,7 @@
 """The classic hand-written optimizers against numpy versions of their formulas."""
 
 import jax
+import jax.numpy as jnp
 import jaxopt_port
 import numpy as np
 import optax
@@ -141,6 +142,20 @@ def test_adagrad_decay_equals_formula(generation):
       decay_rate=0.5)
   with pytest.raises(AssertionError, match="part at step"):  # The decay matters on this problem.
     testing.compare_trajectories(actual, undecayed, rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_decay_counts_decays_in_integers():
+  """Each row's count of decays is an int32 (exact past 2**24 decays, as a
+  float32 count would not be), one per row, before and after a step."""
+  transform = jaxopt_port.adagrad_decay(**ADAGRAD_DECAY)
+  params = {"table": jnp.zeros((5, 3)), "scale": jnp.zeros(())}
+  state = transform.init(params)
+  for _ in range(2):
+    counts = state.slots.decay_count
+    assert {k: (v.shape, v.dtype) for k, v in counts.items()} == {
+        "table": ((5,), jnp.int32), "scale": ((), jnp.int32)}
+    _, state = transform.update(
+        jax.tree.map(jnp.ones_like, params), state, params)
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])

@@ -541,14 +541,29 @@ def test_hyperparameters_are_attributes_that_steer_the_next_step():
   # plain step); a momentum fixed at 0.5 would end at 0.575.
   np.testing.assert_allclose(results[1], 0.61, rtol=1e-6)
   assert tf_bridge.Adam(beta_1=0.8).beta_1 == 0.8
-  with pytest.raises(ValueError, match="`beta_1` must be in"):
-    tf_bridge.Adam().beta_1 = 2.0
+  results = []
+  for module in (keras.optimizers, tf_bridge):
+    optimizer = module.Adam(0.1, beta_1=0.8)
+    variable = keras.Variable(np.ones(3, "float32"))
+    if module is tf_bridge:
+      with pytest.raises(ValueError, match="`beta_1` must be in"):
+        optimizer.beta_1 = 2.0
+      assert optimizer.beta_1 == 0.8
+    for gradient in (1.0, -0.5, 2.0):
+      optimizer.apply_gradients([(tf.fill([3], gradient), variable)])
+    results.append(variable.numpy())
+  # The refused value reaches neither the attribute nor the steps.
+  np.testing.assert_allclose(results[1], results[0], rtol=RTOL, atol=ATOL)
   optimizer = tf_bridge.SGD(0.1)
-  optimizer.apply_gradients([(tf.ones(3), keras.Variable(np.ones(3)))])
+  variable = keras.Variable(np.ones(3, "float32"))
+  optimizer.apply_gradients([(tf.ones(3), variable)])
   with pytest.raises(ValueError, match="changes the state the optimizer "
                      "keeps .* pass it to the constructor"):
     optimizer.momentum = 0.9
   assert optimizer.momentum == 0.0
+  # The refused value does not reach the step: a plain step again.
+  optimizer.apply_gradients([(tf.ones(3), variable)])
+  np.testing.assert_allclose(variable.numpy(), 0.8, rtol=1e-6)
 
 
 def test_update_step_called_directly():

@@ -82,9 +82,16 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
     (lambda: jaxopt_port.adagrad_decay(0.1, accumulator_decay_step=0),
      "`accumulator_decay_step` must be None or an integer >= 1. Received: "
      "accumulator_decay_step=0"),
+    (lambda: jaxopt_port.adagrad_decay(0.1, accumulator_decay_rate=1.5),
+     "`accumulator_decay_rate` must be in [0, 1]. Received: "
+     "accumulator_decay_rate=1.5"),
     (lambda: jaxopt_port.tf1.adagrad(0.1, initial_accumulator_value=0.0),
      "`initial_accumulator_value` must be in (0, inf]. Received: "
      "initial_accumulator_value=0.0"),
+    (lambda: jaxopt_port.tf1.proximal_adagrad(
+        0.1, l2_regularization_strength=-1.0),
+     "`l2_regularization_strength` must be in [0, inf]. Received: "
+     "l2_regularization_strength=-1.0"),
     (lambda: jaxopt_port.tf1.momentum(0.1, momentum=-0.5),
      "`momentum` must be in [0, inf]. Received: momentum=-0.5"),
     (lambda: jaxopt_port.tf1.adam(beta1=1.5),
@@ -97,6 +104,9 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
      "`ord` must be 'fro' or 'nuclear'. Received: ord='l1'"),
     (lambda: jaxopt_port.addons.lookahead(jaxopt_port.sgd(), sync_period=0),
      "`sync_period` must be None or an integer >= 1. Received: sync_period=0"),
+    (lambda: jaxopt_port.addons.lookahead(jaxopt_port.sgd(),
+                                          slow_step_size=1.5),
+     "`slow_step_size` must be in [0, 1]. Received: slow_step_size=1.5"),
     (lambda: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
                                                average_decay=1.5),
      "`average_decay` must be in [0, 1]. Received: average_decay=1.5"),
@@ -237,6 +247,15 @@ def test_update_without_params_names_why_it_needs_them(name):
   with pytest.raises(ValueError) as error:
     transform.update(PARAMS, state)
   assert str(error.value) == NEEDS_PARAMS[name] + CALL_WITH_PARAMS
+
+
+@pytest.mark.parametrize("name", ["lookahead", "moving_average", "swa"])
+def test_wrappers_without_params_name_why_they_need_them(name):
+  """TF Addons' wrappers are not catalog entries of their own."""
+  transform = getattr(jaxopt_port.addons, name)(jaxopt_port.sgd())
+  with pytest.raises(ValueError) as error:
+    transform.update(PARAMS, transform.init(PARAMS))
+  assert str(error.value) == f"{name} acts on the params" + CALL_WITH_PARAMS
 
 
 def test_weight_decay_needs_params():

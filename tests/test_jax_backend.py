@@ -66,6 +66,13 @@ def test_jax_backend_row_sparse_gradients(reports, name, lazy):
   assert result["eager"] < 1e-6 and result["jitted"] < 1e-6
 
 
+def test_jax_backend_refuses_hyperparameters_only_tensorflow_evaluates(
+    reports):
+  assert reports[0]["refusal"] == (
+      "beta_1: a TensorFlow tensor, variable or callable hyperparameter "
+      "cannot run on Keras's JAX backend; pass a number.")
+
+
 def _keras_classes():
   from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
   return [d.class_name for d in catalog.CATALOG

@@ -125,6 +125,19 @@ def stateless_loops():
   return report
 
 
+def refusal():
+  """What a hyperparameter only TensorFlow evaluates (a callable, with
+  TensorFlow imported beside Keras on JAX) gives at the first step."""
+  import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+  optimizer = tf_bridge.Adam(0.1, beta_1=lambda: 0.9)
+  try:
+    optimizer.apply([keras.ops.ones(3)],
+                    [keras.Variable(np.ones(3, "float32"))])
+  except ValueError as error:
+    return str(error)
+  return None
+
+
 def main():
   on_jax = keras.backend.backend() == "jax"
   report = {"backend": keras.backend.backend(),
@@ -138,7 +151,9 @@ def main():
                 for name, arguments in OPTIMIZERS.items()},
             "row_sparse": row_sparse() if on_jax else None,
             "stateless": stateless_loops() if on_jax else None,
-            "tensorflow_imported": "tensorflow" in sys.modules}
+            "tensorflow_imported": "tensorflow" in sys.modules,
+            # Last: it imports TensorFlow.
+            "refusal": refusal() if on_jax else None}
   json.dump(report, sys.stdout)
 
 
