@@ -16,7 +16,16 @@ from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
 class NadamSlots(NamedTuple):
   momentum: optax.Params
   velocity: optax.Params
-  u_product: jax.Array  # shape=(), float32: product of the momentum schedule.
+  u_product: jax.Array  # shape=(): product of the momentum schedule.
+
+
+def _schedule_dtype(params: optax.Params) -> Any:
+  """The dtype both Nadams keep the schedule's product in: the first
+  variable's (Keras's `var_list[0].dtype`), float64 or else float32 (the
+  update of half-precision variables is computed in float32)."""
+  leaves = jax.tree.leaves(params)
+  first = jnp.result_type(leaves[0]) if leaves else None
+  return jnp.float64 if first == jnp.float64 else jnp.float32
 
 
 def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
@@ -33,13 +42,13 @@ def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
 
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    return NadamSlots(zeros, zeros, jnp.ones([], jnp.float32))
+    return NadamSlots(zeros, zeros, jnp.ones([], _schedule_dtype(params)))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    step = (iteration + 1).astype(jnp.float32)
-    decay = jnp.float32(0.96)
-    u_product = slots.u_product * jnp.float32(beta_1) * (
+    step = (iteration + 1).astype(slots.u_product.dtype)
+    decay = cast_like(0.96, slots.u_product)
+    u_product = slots.u_product * cast_like(beta_1, slots.u_product) * (
         1.0 - 0.5 * jnp.power(decay, step))
     momentum = jax.tree.map(
         lambda g, m: m + (g - m) * one_minus_in_dtype(beta_1, g), grads,
@@ -69,7 +78,7 @@ def nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any) -> UpdateStep:
 class LegacyNadamSlots(NamedTuple):
   m: optax.Params
   v: optax.Params
-  momentum_cache: jax.Array  # shape=(), float32: product of the schedule.
+  momentum_cache: jax.Array  # shape=(): product of the schedule.
 
 
 def legacy_nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
@@ -85,19 +94,21 @@ def legacy_nadam_update_step(beta_1: Any, beta_2: Any, epsilon: Any,
 
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    return LegacyNadamSlots(zeros, zeros, jnp.ones([], jnp.float32))
+    return LegacyNadamSlots(zeros, zeros,
+                            jnp.ones([], _schedule_dtype(params)))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    step = (iteration + 1).astype(jnp.float32)
-    decay = jnp.float32(0.96)
+    cache = slots.momentum_cache
+    step = (iteration + 1).astype(cache.dtype)
+    decay = cast_like(0.96, cache)
 
     def schedule(t):
-      return jnp.float32(beta_1) * (
-          1.0 - 0.5 * jnp.power(decay, jnp.float32(schedule_decay) * t))
+      return cast_like(beta_1, cache) * (
+          1.0 - 0.5 * jnp.power(decay, cast_like(schedule_decay, cache) * t))
 
     mu_t, mu_next = schedule(step), schedule(step + 1)
-    cache = slots.momentum_cache * mu_t
+    cache = cache * mu_t
     cache_next = cache * mu_next
     m = jax.tree.map(
         lambda g, m: cast_like(beta_1, m) * m + one_minus_in_dtype(beta_1, g)

@@ -2,6 +2,7 @@
 optimizer and once with its bridged twin, give the same numbers (DESIGN.md:
 the native class is the specification)."""
 
+import importlib
 import inspect
 import re
 
@@ -100,7 +101,37 @@ def test_state_made_from_the_params_in_a_model_built_at_its_first_step():
   assert max(np.max(np.abs(a - b)) for a, b in zip(late, zero_start)) > 1e-3
 
 
-@pytest.mark.parametrize("name", ["Adam", "SGD", "Adagrad", "Lion"])
+def _native_classes(generation):
+  from tf_bridge import catalog  # pylint: disable=import-outside-toplevel
+  return [d for d in catalog.CATALOG
+          if d.generation == generation and d.has_native]
+
+
+# Native Keras 3 Muon cannot step float64 variables (InvalidArgumentError).
+@pytest.mark.parametrize("declaration", [
+    d for d in _native_classes("keras") + _native_classes("legacy")
+    if d.class_name != "Muon"], ids=lambda d: d.name)
+def test_float64_variables_get_natives_optimizer_variables(declaration):
+  """Every optimizer variable in native's dtype, in native's order, for a
+  float64 model (Nadam's schedule product once stayed float32 where both
+  Nadams keep it in the first variable's dtype)."""
+  keras3 = declaration.generation == "keras"
+  make = keras.Variable if keras3 else tf.Variable
+  layouts = []
+  bridged = getattr(importlib.import_module(declaration.bridge_path),
+                    declaration.class_name)
+  for optimizer_class in (declaration.native_class(), bridged):
+    variables = [make(np.ones((4, 3))), make(np.ones(3))]
+    optimizer = optimizer_class(**declaration.required)
+    optimizer.apply_gradients(
+        [(tf.fill(v.shape, np.float64(0.5)), v) for v in variables])
+    held = optimizer.variables if keras3 else optimizer.variables()
+    layouts.append([(tuple(v.shape), tf.as_dtype(v.dtype).name)
+                    for v in held])
+  assert layouts[1] == layouts[0]
+
+
+@pytest.mark.parametrize("name", ["Adam", "SGD", "Adagrad", "Lion", "Nadam"])
 def test_keras_float64_variables_are_updated_in_float64(name):
   """As native: float64 in, float64 slots and result; and computed in
   float64 (the port in JAX's 64-bit mode, to 1e-12), where native Keras
