@@ -128,7 +128,8 @@ def stateless_loops():
 def refusal():
   """What a hyperparameter only TensorFlow evaluates (a callable, with
   TensorFlow imported beside Keras on JAX) gives at the first step."""
-  import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+  import importlib  # pylint: disable=import-outside-toplevel
+  importlib.import_module("tensorflow")
   optimizer = tf_bridge.Adam(0.1, beta_1=lambda: 0.9)
   try:
     optimizer.apply([keras.ops.ones(3)],
