@@ -113,6 +113,12 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
     (lambda: jaxopt_port.addons.lookahead(jaxopt_port.sgd(),
                                           slow_step_size=1.5),
      "`slow_step_size` must be in [0, 1]. Received: slow_step_size=1.5"),
+    (lambda: jaxopt_port.addons.swa(jaxopt_port.sgd(), start_averaging=-1),
+     "`start_averaging` must be None or an integer >= 0. Received: "
+     "start_averaging=-1"),
+    (lambda: jaxopt_port.addons.swa(jaxopt_port.sgd(), average_period=0),
+     "`average_period` must be None or an integer >= 1. Received: "
+     "average_period=0"),
     (lambda: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
                                                average_decay=1.5),
      "`average_decay` must be in [0, 1]. Received: average_decay=1.5"),
