@@ -58,12 +58,15 @@ def test_jax_backend_fit_equals_native_and_tensorflow_backend(reports, name):
                                        ("Adam", False)])
 def test_jax_backend_row_sparse_gradients(reports, name, lazy):
   """BCOO gradients over rows take the transform's row path where it has
-  one ("rows": SGD, Adagrad), are densified otherwise, and equal native."""
+  one ("rows": SGD, Adagrad), are densified otherwise, and equal native,
+  with a dense gradient after them in the list and a variable without one
+  (which stays as it was)."""
   result = reports[0]["row_sparse"][name]
   assert result["sparse_rows"] == ("rows" if lazy else "dense")
   assert (result["sparse_steps"] > 0) == lazy
   assert result["moved"] > 0.1
   assert result["eager"] < 1e-6 and result["jitted"] < 1e-6
+  assert result["untouched"]
 
 
 def test_jax_backend_refuses_hyperparameters_only_tensorflow_evaluates(

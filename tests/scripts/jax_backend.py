@@ -45,44 +45,54 @@ def train(make_optimizer, epochs=3):
 
 
 def row_sparse():
-  """BCOO gradients over rows (Keras's JAX backend's sparse tensors): the
-  bridge's eager `apply` and jitted `stateless_apply` against native's eager
-  `apply` (native's jitted Adagrad cannot sum BCOO duplicates under jit)."""
+  """BCOO gradients over rows (Keras's JAX backend's sparse tensors) for a
+  table, beside a dense gradient for a bias and none for a third variable:
+  the bridge's eager `apply` and jitted `stateless_apply` (table and bias)
+  against native's eager `apply` (native's jitted Adagrad cannot sum BCOO
+  duplicates under jit)."""
   import jax  # pylint: disable=import-outside-toplevel
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   from jax.experimental import sparse  # pylint: disable=import-outside-toplevel
   rng = np.random.default_rng(0)
-  initial = rng.standard_normal((6, 3)).astype(np.float32)
-  steps = [sparse.BCOO(
+  initial = [rng.standard_normal(shape).astype(np.float32)
+             for shape in ((6, 3), (3,), (2,))]
+  steps = [[sparse.BCOO(
       (jnp.asarray(rng.standard_normal((3, 3)), jnp.float32),
-       jnp.asarray(rng.choice(6, 3, replace=False)[:, None])), shape=(6, 3))
+       jnp.asarray(rng.choice(6, 3, replace=False)[:, None])), shape=(6, 3)),
+            jnp.asarray(rng.standard_normal(3), jnp.float32), None]
            for _ in range(5)]
   report = {}
   for name, arguments in (("SGD", {}), ("Adagrad", {}),
                           ("SGD-momentum", {"momentum": 0.9}), ("Adam", {})):
     class_name = name.split("-")[0]
-    native_variable = keras.Variable(initial)
-    native = getattr(keras.optimizers, class_name)(0.1, **arguments)
-    for grad in steps:
-      native.apply([grad], [native_variable])
-    eager_variable = keras.Variable(initial)
-    eager = getattr(tf_bridge, class_name)(0.1, **arguments)
-    for grad in steps:
-      eager.apply([grad], [eager_variable])
+    finals = []
+    for module in (keras.optimizers, tf_bridge):
+      variables = [keras.Variable(value) for value in initial]
+      optimizer = getattr(module, class_name)(0.1, **arguments)
+      for grads in steps:
+        optimizer.apply(grads, variables)
+      finals.append([np.asarray(v.value) for v in variables])
+      if module is tf_bridge:
+        eager = optimizer
     jitted = getattr(tf_bridge, class_name)(0.1, **arguments)
-    jitted.build([keras.Variable(initial)])
+    jitted.build([keras.Variable(value) for value in initial[:2]])
     apply = jax.jit(jitted.stateless_apply)
-    state, values = [v.value for v in jitted.variables], [jnp.asarray(initial)]
-    for grad in steps:
-      values, state = apply(state, [grad], values)
-    want = np.asarray(native_variable.value)
+    state = [v.value for v in jitted.variables]
+    values = [jnp.asarray(value) for value in initial[:2]]
+    for grads in steps:
+      values, state = apply(state, grads[:2], values)
+    want, got = finals
     report[name] = {
         "sparse_rows": eager._fused.sparse_rows,  # pylint: disable=protected-access
         "sparse_steps": sum(1 for key in eager._fused._steps  # pylint: disable=protected-access
                             if any(key[2])),
-        "eager": float(np.max(np.abs(np.asarray(eager_variable.value) - want))),
-        "jitted": float(np.max(np.abs(np.asarray(values[0]) - want))),
-        "moved": float(np.max(np.abs(want - initial)))}
+        "eager": max(float(np.max(np.abs(g - w))) for g, w in zip(got, want)),
+        "jitted": max(float(np.max(np.abs(np.asarray(v) - w)))
+                      for v, w in zip(values, want)),
+        "moved": min(float(np.max(np.abs(w - i)))
+                     for w, i in zip(want[:2], initial)),
+        "untouched": bool(np.array_equal(want[2], initial[2])
+                          and np.array_equal(got[2], initial[2]))}
   return report
 
 
