@@ -296,7 +296,8 @@ def _layout(optimizer, variables):
 
 
 @pytest.mark.parametrize("kernel_dtype, bias_dtype", [
-    ("float32", "float32"), ("float32", "float16"), ("float64", "float64")])
+    ("float32", "float32"), ("float32", "float16"), ("float64", "float64"),
+    ("float16", "float16")])
 @pytest.mark.parametrize("declaration", _layout_cases(),
                          ids=lambda d: d.name)
 def test_optimizer_variables_are_natives(declaration, kernel_dtype,
@@ -870,3 +871,40 @@ def test_mixed_dtype_variable_lists(generation, name, kwargs):
     # Some element moved by 10 tolerances: a do-nothing step would fail.
     assert np.any(np.abs(want.astype(np.float64) - first)
                   > 10 * (atol + rtol * np.abs(want))), dtype
+
+
+@pytest.mark.parametrize("generation, name", [
+    ("keras", "Nadam"), ("keras", "Adafactor"), ("legacy", "Nadam")])
+def test_float16_models_keep_natives_state(generation, name):
+  """A float16 model (no policy): native keeps the state that is not a
+  slot in float16 too (both Nadams' schedule product, in the first
+  variable's dtype; Adafactor's factored moments, in their variable's), so
+  the bridge does, with native's values after each step."""
+  keras3 = generation == "keras"
+  make = keras.Variable if keras3 else tf.Variable
+  rng = np.random.default_rng(5)
+  start = [rng.standard_normal((4, 3)).astype("float16"),
+           rng.standard_normal(3).astype("float16")]
+  steps = [[rng.standard_normal(v.shape).astype("float16") for v in start]
+           for _ in range(3)]
+  results = []
+  for module in ((keras.optimizers, tf_bridge) if keras3 else
+                 (tf_keras.optimizers.legacy, tf_bridge.legacy)):
+    variables = [make(value) for value in start]
+    optimizer = getattr(module, name)(learning_rate=0.1)
+    for gradients in steps:
+      optimizer.apply_gradients(zip([tf.constant(g) for g in gradients],
+                                    variables))
+    state = optimizer.variables if keras3 else optimizer.variables()
+    results.append(([v.numpy() for v in variables],
+                    [np.asarray(v.numpy()) for v in state]))
+  (native, native_state), (bridged, bridged_state) = results
+  assert [s.dtype for s in bridged_state] == [s.dtype for s in native_state]
+  assert any(s.dtype == np.float16 and s.shape != v.shape
+             for s in native_state for v in start)
+  half = 2.0 ** -10
+  for got, want in zip(bridged + bridged_state, native + native_state):
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=8 * half,
+                               atol=4 * half)
+  for got, first in zip(native, start):
+    assert np.any(np.abs(got.astype(np.float64) - first) > 0.05)

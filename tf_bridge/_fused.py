@@ -282,10 +282,13 @@ class FusedTransform:
         transform_non_params=lambda value: jax.tree.map(
             lambda _: not_a_slot, value))
     paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
+    follows = _follows_params(transform.init, specs, keys,
+                              len(paths_and_leaves))
     seen: dict[tuple[str, Any], int] = {}
     leaves = []
-    for (path, leaf), role, from_params in zip(
-        paths_and_leaves, jax.tree.leaves(roles), self._from_params):
+    for (path, leaf), role, from_params, follows_params in zip(
+        paths_and_leaves, jax.tree.leaves(roles), self._from_params,
+        follows):
       role = None if role == not_a_slot else role
       name = _slot_name(path, keys)
       # A wrapper's inner count and its own are both "iterations": Keras
@@ -294,7 +297,9 @@ class FusedTransform:
       seen[(name, role)] = count + 1
       leaf = np.asarray(leaf)
       if role is not None:
-        leaf = _as_native_slot(leaf, self._param_specs[keys[role]])
+        leaf = _in_native_dtype(leaf, self._param_specs[keys[role]])
+      elif follows_params:
+        leaf = _in_native_dtype(leaf, self._param_specs[keys[0]])
       derived = (name, count, role, leaf.shape) == ("iterations", 0, None, ())
       leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
                               leaf, from_params, derived))
@@ -634,15 +639,33 @@ def _numpy_dtype(dtype: Any) -> np.dtype:
   return np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
 
 
-def _as_native_slot(leaf: np.ndarray, param: Any) -> np.ndarray:
-  """A state leaf as Keras keeps it: the float32 moment of a float16 or
-  bfloat16 variable is a slot of the variable's dtype, as native's (the
-  transform still computes it in float32, rounded where native rounds)."""
-  low = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
-  if (leaf.shape == tuple(param.shape) and param.dtype in low
-      and leaf.dtype == np.float32):
+_HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+
+def _in_native_dtype(leaf: np.ndarray, param: Any) -> np.ndarray:
+  """A state leaf as Keras keeps it: the float32 moment (or factored moment,
+  or per-layer moment) of a float16 or bfloat16 variable is kept in the
+  variable's dtype, as native's (the transform still computes it in
+  float32, rounded where native rounds)."""
+  if param.dtype in _HALF and leaf.dtype == np.float32:
     return leaf.astype(param.dtype)
   return leaf
+
+
+def _follows_params(init: Callable[[Any], Any], specs: dict[str, Any],
+                    keys: Sequence[str], count: int) -> list[bool]:
+  """For each of the `count` leaves of `init(specs)`, whether its dtype
+  follows the variables' (float64 for float64 variables): a leaf of no
+  variable that does, Nadam's schedule product, Keras keeps in the first
+  variable's dtype (`var_list[0].dtype`). Only asked when that variable is
+  half precision (otherwise the port's dtype is already Keras's)."""
+  if not keys or specs[keys[0]].dtype not in _HALF:
+    return [False] * count
+  with jax.enable_x64(True):
+    as_float64 = jax.eval_shape(init, {
+        key: jax.ShapeDtypeStruct(spec.shape, jnp.float64)
+        for key, spec in specs.items()})
+  return [leaf.dtype == np.float64 for leaf in jax.tree.leaves(as_float64)]
 
 
 def _depends_on_params(init: Callable[[Any], Any], specs: Any) -> list[bool]:
