@@ -30,8 +30,7 @@ def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
   """Each runner's step times, taken round by round so that the machine's
   drifts hit every implementation alike. Each round starts one runner
   later than the last, so every runner takes every place in a round
-  equally often. (The order in which the runners were set up also moves
-  single cells; that this does not undo: RESULTS.md.)"""
+  equally often."""
   for run in runners.values():
     for _ in range(warmup):
       run()
@@ -46,24 +45,46 @@ def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
   return times
 
 
-def measure_jax(shape_name, shapes, algorithm, repeats, device):
-  runners, first_calls = {}, {}
-  for implementation in JAX_IMPLEMENTATIONS:
-    made = jax_step(implementation, algorithm, shapes)
-    if made is None:
-      continue
-    step, carry, grads = made
-    box = [carry]
+def _jax_runner(implementation, algorithm, shapes):
+  """(run, first call's seconds), or None if `implementation` cannot run
+  `algorithm`."""
+  made = jax_step(implementation, algorithm, shapes)
+  if made is None:
+    return None
+  step, carry, grads = made
+  box = [carry]
 
-    def run(step=step, box=box, grads=grads):
-      box[0] = step(*box[0], grads)
-      jax.block_until_ready(box[0])
-    start = time.perf_counter()
-    run()
-    first_calls[implementation] = time.perf_counter() - start
-    runners[implementation] = run
+  def run():
+    box[0] = step(*box[0], grads)
+    jax.block_until_ready(box[0])
+  start = time.perf_counter()
+  run()
+  return run, time.perf_counter() - start
+
+
+def measure_jax(shape_name, shapes, algorithm, repeats, device):
+  """The JAX implementations interleaved, set up again once per
+  implementation in a rotated order (each set up first once, second once,
+  ...), their times pooled: the order of set-up alone moves a runner's
+  time by about 15 % (where its buffers land: RESULTS.md), which one fixed
+  order would charge to whichever came after the roofline kernel."""
+  names = list(JAX_IMPLEMENTATIONS)
+  times = {name: [] for name in names}
+  first_calls = {}
+  for rotation in range(len(names)):
+    runners = {}
+    for implementation in names[rotation:] + names[:rotation]:
+      made = _jax_runner(implementation, algorithm, shapes)
+      if made is not None:
+        runners[implementation], first_call = made
+        first_calls.setdefault(implementation, first_call)
+    for name, samples in time_interleaved(
+        runners, max(3, -(-repeats // len(names)))).items():
+      times[name] += samples
+    del runners  # The buffers freed before the next set-up.
   return _records(shape_name, shapes, algorithm, device,
-                  time_interleaved(runners, repeats), first_calls)
+                  {name: samples for name, samples in times.items()
+                   if samples}, first_calls)
 
 
 def _records(shape_name, shapes, algorithm, device, times, first_calls):

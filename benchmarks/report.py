@@ -188,8 +188,9 @@ def markdown(records, memory, fits, settings,
          "steps, ± half the interquartile range relative to the median, "
          "and in parentheses the fraction of the roofline kernel's "
          "bandwidth (roofline time / step time). The JAX columns are "
-         "interleaved in one process, the TensorFlow ones in another per "
-         "shape; `keras3` is Keras 3's `apply_gradients` in a "
+         "interleaved in one process, set up once per implementation in "
+         "rotated orders and pooled (a JAX column's repeats are those of "
+         "every set-up), the TensorFlow ones in another per shape; `keras3` is Keras 3's `apply_gradients` in a "
          "`tf.function`, `keras3.xla` the same with `jit_compile=True` (as "
          "`model.fit` compiles it by default), `tf_keras.legacy` as tf_keras "
          "runs it. The best native is the fastest of the three.", "",
