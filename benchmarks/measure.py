@@ -182,23 +182,30 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
 def measure_fit(model: str, samples: int, rounds: int) -> dict:
   """`model.fit` steps per second of `model` (a key of FIT_MODELS) with
   native and bridged Adam in each configuration (FIT_CONFIGURATIONS): one
-  epoch of each in turn, `rounds` times; the median over the epochs after
-  the first (which compiles)."""
+  epoch of each in turn, each round starting one configuration later,
+  `rounds` times; the median over the epochs after the first (which
+  compiles), and the epochs' steps per second by round, so that a ratio
+  can pair epochs run close in time (this machine's speed moves between
+  modes from one epoch to the next)."""
   models = {name: FIT_MODELS[model](name, samples)
             for name in FIT_CONFIGURATIONS}
+  names = list(models)
   epochs = {name: [] for name in models}
   losses = {}
-  for _ in range(rounds):
-    for name, (model, x, y) in models.items():
+  for round_index in range(rounds):
+    shift = round_index % len(names)
+    for name in names[shift:] + names[:shift]:
+      fitted, x, y = models[name]
       start = time.perf_counter()
-      history = model.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
+      history = fitted.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
       epochs[name].append(time.perf_counter() - start)
       losses[name] = float(history.history["loss"][-1])
   steps = -(-samples // FIT_BATCH)
   return {name: {"steps_per_second": steps / float(np.median(times[1:])),
                  "epoch_steps_per_second": [steps / t for t in times[1:]],
                  "first_epoch_seconds": times[0],
-                 "final_loss": losses[name]}
+                 "final_loss": losses[name],
+                 "jit_compile": bool(models[name][0].jit_compile)}
           for name, times in epochs.items()}
 
 

@@ -33,9 +33,10 @@ JAX_IMPLEMENTATIONS = ["roofline", "optax", "jaxopt_port", "jaxopt_port.packed"]
 
 # Each native optimizer in every configuration its users get:
 # `apply_gradients` in a `tf.function` as written, Keras 3's also under
-# `jit_compile=True` (what Keras 3's `model.fit` compiles by default on
-# TensorFlow); tf_keras runs without XLA by default. The bridge's update is
-# one XLA call whatever the function around it.
+# `jit_compile=True` (what Keras 3's `model.fit` compiles by default where
+# TensorFlow sees a GPU; on a CPU-only machine its "auto" is False);
+# tf_keras runs without XLA by default. The bridge's update is one XLA call
+# whatever the function around it.
 NATIVE_TF_IMPLEMENTATIONS = ["keras3", "keras3.xla", "tf_keras.legacy"]
 
 
@@ -45,12 +46,16 @@ TF_IMPLEMENTATIONS = NATIVE_TF_IMPLEMENTATIONS + ["tf_bridge",
 
 # `model.fit` configurations: (implementation, `jit_compile` or None for
 # the host's default). Keras 3's default ("auto") compiles the train step
-# with XLA on TensorFlow; tf_keras's does not.
+# with XLA where TensorFlow sees a GPU and not on a CPU-only machine
+# (`Trainer._resolve_auto_jit_compile`); tf_keras's does not. Each result
+# records what the default resolved to.
 FIT_CONFIGURATIONS = {
     "keras3": ("keras3", None),
+    "keras3 jit_compile=True": ("keras3", True),
     "keras3 jit_compile=False": ("keras3", False),
     "tf_keras.legacy": ("tf_keras.legacy", None),
     "tf_bridge": ("tf_bridge", None),
+    "tf_bridge jit_compile=True": ("tf_bridge", True),
     "tf_bridge jit_compile=False": ("tf_bridge", False),
     "tf_bridge.legacy": ("tf_bridge.legacy", None),
 }

@@ -47,10 +47,17 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   assert all(m["peak_mb"] >= m["optimizer_peak_mb"] > 0
              for m in results["memory"])
   configurations = {
-      "keras3", "keras3 jit_compile=False", "tf_keras.legacy", "tf_bridge",
+      "keras3", "keras3 jit_compile=True", "keras3 jit_compile=False",
+      "tf_keras.legacy", "tf_bridge", "tf_bridge jit_compile=True",
       "tf_bridge jit_compile=False", "tf_bridge.legacy"}
-  assert set(results["fit"]) == configurations
-  assert set(results["fit_transformer"]) == configurations
+  for fits in (results["fit"], results["fit_transformer"]):
+    assert set(fits) == configurations
+    # What each model compiled with: Keras's "auto" resolves the same for
+    # the bridged optimizer as for the native one.
+    for host in ("keras3", "tf_bridge"):
+      assert fits[f"{host} jit_compile=True"]["jit_compile"] is True
+      assert fits[f"{host} jit_compile=False"]["jit_compile"] is False
+    assert fits["keras3"]["jit_compile"] == fits["tf_bridge"]["jit_compile"]
   # The transformer's embedding gradients repeat rows: tf_keras sums the
   # duplicates as the bridges do, Keras 3's TensorFlow backend squares each
   # separately (DESIGN.md's known difference), so only legacy must agree.
