@@ -27,6 +27,7 @@ import optax
 
 from jaxopt_port import _checks, _packed, _row_sparse
 from jaxopt_port._init import optax_init
+from jaxopt_port._tree import map_param_copies
 
 Schedule = Callable[[jax.Array], jax.Array]
 ScalarOrSchedule = Union[float, jax.Array, Schedule]
@@ -259,9 +260,7 @@ def _skipping_missing_gradients(init_fn, update_fn):
     updates, new_state = update_fn(filled, state, params, **extra_args)
     updates = jax.tree.map(lambda u, m: jnp.zeros_like(u) if m else u,
                            updates, missing)
-    keep = optax.tree_map_params(
-        init_fn, lambda _, m: m, new_state, missing,
-        transform_non_params=lambda _: False)
+    keep = map_param_copies(init_fn, new_state, missing, False)
     new_state = jax.tree.map(lambda k, new, old: old if k else new, keep,
                              new_state, state)
     return updates, new_state

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
+from jaxopt_port._tree import map_param_copies
 
 ROWS = "rows"
 PARAMS = "params"
@@ -291,9 +292,7 @@ def _rows_update(transform, leaves, treedef, state, params, extra_args):
       for param, pair in zip(treedef.flatten_up_to(params), rows)])
   # Which leaf of the params each state leaf mirrors (-1: none).
   positions = treedef.unflatten(list(range(len(leaves))))
-  owners = jax.tree.leaves(optax.tree_map_params(
-      transform, lambda _, position: position, state, positions,
-      transform_non_params=lambda _: -1))
+  owners = jax.tree.leaves(map_param_copies(transform, state, positions, -1))
   state_leaves, state_def = jax.tree.flatten(state)
   num_rows = [None if pair is None else leaf.num_rows
               for leaf, pair in zip(leaves, rows)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import jax
+import optax
 
 
 def path_name(path: tuple[Any, ...]) -> str:
@@ -35,3 +36,21 @@ def map_leaves(fn: Callable[..., tuple[Any, ...]], count: int, tree: Any,
   results = treedef.flatten_up_to(mapper(fn, tree, *rest))
   return tuple(treedef.unflatten([result[i] for result in results])
                for i in range(count))
+
+
+def _masked(value: Any) -> bool:
+  return isinstance(value, optax.MaskedNode)
+
+
+def map_param_copies(initable: Any, state: Any, companion: Any,
+                     other: Any) -> Any:
+  """`state` with each leaf that mirrors a parameter replaced by that
+  parameter's leaf of `companion` (a tree of the params' structure) and
+  every other leaf by `other` (`optax.tree_map_params`). The parameters
+  `optax.masked` or `optax.multi_transform` left out of a copy (their
+  `MaskedNode`) stay out, so the result's leaves align with `state`'s."""
+  return optax.tree_map_params(
+      initable, lambda value, leaf: value if _masked(value) else leaf,
+      state, companion,
+      transform_non_params=lambda value: jax.tree.map(lambda _: other, value),
+      is_leaf=_masked)

@@ -1,15 +1,18 @@
 """A user's own optax factory as a Keras 3 and an OptimizerV2 class."""
 
+import jax
+import jax.numpy as jnp
 import jaxopt_port
 import keras
 import optax
+import pytest
 import tf_keras
 
 import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import testing
 
-from bridge_cases import problem, keras_trajectory, fit
+from bridge_cases import SHAPES, problem, keras_trajectory, fit
 
 
 def sign_momentum(learning_rate=0.01, momentum=0.9):
@@ -61,3 +64,49 @@ def test_centered_momentum_as_keras_class_equals_its_port():
   port = testing.transform_trajectory(
       jaxopt_port.centered_momentum_sgd(0.05, momentum=0.9), initial, gradients)
   testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
+
+
+def _matrices(params):
+  """True for the 2-D parameters: a label tree built with `jax.tree.map`
+  (optax also calls it on a placeholder for the whole tree)."""
+  return jax.tree.map(lambda p: jnp.ndim(p) == 2, params)
+
+
+def momentum_on_matrices(learning_rate=0.01, momentum=0.9):
+  """optax.masked over a transform with state per parameter: only the
+  matrices keep a momentum."""
+  return optax.chain(optax.masked(optax.trace(momentum), _matrices),
+                     optax.scale_by_learning_rate(learning_rate))
+
+
+def adam_matrices_sgd_others(learning_rate=0.01):
+  """optax.multi_transform with per-parameter state in both groups."""
+  return optax.multi_transform(
+      {"adam": optax.adam(learning_rate),
+       "sgd": optax.sgd(learning_rate, momentum=0.9)},
+      lambda params: jax.tree.map(
+          lambda matrix: "adam" if matrix else "sgd", _matrices(params)))
+
+
+@pytest.mark.parametrize("factory", [momentum_on_matrices,
+                                     adam_matrices_sgd_others])
+@pytest.mark.parametrize("legacy", [False, True])
+def test_user_factory_with_masked_parameters(factory, legacy):
+  """Transforms whose state leaves some parameters out (`optax.masked`,
+  `optax.multi_transform`: optax's `MaskedNode`) bridge as any other: the
+  same steps as in JAX; only the parameters a slot is kept for get one."""
+  initial, gradients = problem(sparse=False)
+  make = (tf_bridge.legacy.keras_optimizer(
+      factory, name="Legacy" + factory.__name__) if legacy
+          else tf_bridge.keras_optimizer(factory))
+  optimizer = make(0.05)
+  bridged = keras_trajectory(optimizer, initial, gradients)
+  port = testing.transform_trajectory(factory(0.05), initial, gradients)
+  testing.compare_trajectories(bridged, port, rtol=1e-6, atol=1e-7)
+  variables = optimizer.variables() if legacy else optimizer.variables
+  slots = sorted(tuple(v.shape) for v in variables if len(v.shape))
+  if factory is momentum_on_matrices:
+    assert slots == sorted(s for s in SHAPES if len(s) == 2)
+  else:  # Adam's two moments of the matrices, SGD's momentum of the rest.
+    assert slots == sorted([s for s in SHAPES if len(s) == 2] * 2
+                           + [s for s in SHAPES if 0 < len(s) != 2])

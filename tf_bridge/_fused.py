@@ -26,6 +26,7 @@ import jaxopt_port
 from jaxopt_port import _row_sparse
 from jaxopt_port._base import weight_decay_term
 from jaxopt_port._nonfinite import all_finite
+from jaxopt_port._tree import map_param_copies
 from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
                                   stand_in)
 
@@ -277,10 +278,7 @@ class FusedTransform:
       self._from_params = _depends_on_params(transform.init, specs)
     indices = dict(zip(keys, range(len(keys))))
     not_a_slot = -1  # (None would vanish: it is an empty subtree.)
-    roles = optax.tree_map_params(
-        transform, lambda _, index: index, state, indices,
-        transform_non_params=lambda value: jax.tree.map(
-            lambda _: not_a_slot, value))
+    roles = map_param_copies(transform, state, indices, not_a_slot)
     paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
     follows = _follows_params(transform.init, specs, keys,
                               len(paths_and_leaves))
