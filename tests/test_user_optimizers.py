@@ -4,8 +4,10 @@ import jax
 import jax.numpy as jnp
 import jaxopt_port
 import keras
+import numpy as np
 import optax
 import pytest
+import tensorflow as tf
 import tf_keras
 
 import tf_bridge
@@ -110,3 +112,28 @@ def test_user_factory_with_masked_parameters(factory, legacy):
   else:  # Adam's two moments of the matrices, SGD's momentum of the rest.
     assert slots == sorted([s for s in SHAPES if len(s) == 2] * 2
                            + [s for s in SHAPES if 0 < len(s) != 2])
+
+
+def test_transform_sees_variables_by_name_repeats_numbered():
+  """The transform's params are keyed by the variables' names (tf_keras:
+  `variable.name`); a repeated name gets `#1`, `#2` after its first use,
+  so path-based labels see every variable once."""
+  seen = []
+
+  def recording_sgd(learning_rate=0.01):
+    inner = optax.sgd(learning_rate)
+
+    def init(params):
+      if isinstance(params, dict):  # (Not optax's placeholder.)
+        seen.append(list(params))
+      return inner.init(params)
+
+    return optax.GradientTransformation(init, inner.update)
+
+  optimizer = tf_bridge.legacy.keras_optimizer(
+      recording_sgd, name="RecordingSGD")(0.1)
+  variables = [tf.Variable(np.ones(2, np.float32), name=name)
+               for name in ("w", "b", "w", "w")]
+  optimizer.apply_gradients(zip([tf.ones(2)] * 4, variables))
+  assert seen[0] == ["w:0", "b:0", "w:0#1", "w:0#2"]
+  np.testing.assert_allclose([v.numpy() for v in variables], 0.9)
