@@ -137,3 +137,51 @@ def test_transform_sees_variables_by_name_repeats_numbered():
   optimizer.apply_gradients(zip([tf.ones(2)] * 4, variables))
   assert seen[0] == ["w:0", "b:0", "w:0#1", "w:0#2"]
   np.testing.assert_allclose([v.numpy() for v in variables], 0.9)
+
+
+class _Traces:
+  """A state node registered without key paths (JAX calls its children
+  by position: `FlattenedIndexKey`)."""
+
+  def __init__(self, trace):
+    self.trace = trace
+
+
+jax.tree_util.register_pytree_node(
+    _Traces, lambda node: ((node.trace,), None),
+    lambda _, children: _Traces(*children))
+
+
+def traced_sgd(learning_rate=0.01):
+  """SGD with a momentum trace kept in a custom pytree node."""
+  momentum = optax.trace(0.9)
+
+  def init(params):
+    return _Traces(momentum.init(params))
+
+  def update(grads, state, params=None):
+    updates, trace = momentum.update(grads, state.trace, params)
+    return jax.tree.map(lambda u: -learning_rate * u, updates), _Traces(trace)
+
+  return optax.GradientTransformation(init, update)
+
+
+def test_slot_names_follow_the_state_path():
+  """Slots are named after their path in the state: the variable, then
+  each step of the path (a chain's index, a group's name, a field, a
+  custom node's child position), joined by "_"."""
+  names = {}
+  for factory in (adam_matrices_sgd_others, traced_sgd):
+    optimizer = tf_bridge.keras_optimizer(factory)(0.05)
+    optimizer.build([keras.Variable(np.ones(shape, np.float32),
+                                    name=f"variable_{index}")
+                     for index, shape in enumerate([(2,), (2, 2)])])
+    names[factory.__name__] = [v.name for v in optimizer.variables]
+  assert names == {
+      "adam_matrices_sgd_others": [
+          "iteration", "learning_rate", "variable_0_inner_states_sgd_0_trace",
+          "variable_1_inner_states_adam_0_mu",
+          "variable_1_inner_states_adam_0_nu",
+          "state_inner_states_adam_0_count"],
+      "traced_sgd": ["iteration", "learning_rate", "variable_0_0_trace",
+                     "variable_1_0_trace"]}
