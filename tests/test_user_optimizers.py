@@ -185,3 +185,39 @@ def test_slot_names_follow_the_state_path():
           "state_inner_states_adam_0_count"],
       "traced_sgd": ["iteration", "learning_rate", "variable_0_0_trace",
                      "variable_1_0_trace"]}
+
+
+def switchable_momentum(learning_rate=0.1, lazy=False):
+  """SGD with momentum whose sparse mode follows an argument: lazy (only
+  the touched rows' momentum moves) or dense."""
+  return jaxopt_port.with_row_sparse_gradients(
+      optax.sgd(learning_rate, momentum=0.9), "rows" if lazy else "dense")
+
+
+def test_setting_an_argument_changes_the_sparse_mode():
+  """A built optimizer whose sparse mode depends on an argument takes the
+  new mode at the next step, as the transform made with the new argument
+  does in JAX: dense first (every row's momentum moves), then lazy (the
+  untouched row keeps its value)."""
+  optimizer = tf_bridge.keras_optimizer(switchable_momentum)(0.1)
+  table = keras.Variable(np.ones((4, 2), np.float32), name="table")
+  steps = [[0, 1], [0]]
+
+  def sparse(rows):
+    return tf.IndexedSlices(tf.ones((len(rows), 2)),
+                            tf.constant(rows, tf.int32), tf.constant([4, 2]))
+
+  optimizer.apply_gradients([(sparse(steps[0]), table)])
+  optimizer.lazy = True
+  optimizer.apply_gradients([(sparse(steps[1]), table)])
+  params = {"table": jnp.ones((4, 2))}
+  state = switchable_momentum(0.1).init(params)
+  for lazy, rows in zip((False, True), steps):
+    grads = {"table": jaxopt_port.RowSparse(jnp.asarray(rows),
+                                            jnp.ones((len(rows), 2)), 4)}
+    updates, state = switchable_momentum(0.1, lazy).update(grads, state,
+                                                           params)
+    params = jaxopt_port.apply_updates(params, updates)
+  np.testing.assert_allclose(table.numpy(), params["table"], rtol=1e-6)
+  np.testing.assert_allclose(table.numpy()[:, 0], [0.71, 0.9, 1.0, 1.0],
+                             rtol=1e-6)
