@@ -4,6 +4,7 @@ interpreter (`benchmarks/run.py --worker`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -189,17 +190,16 @@ def measure_fit(model: str, samples: int, rounds: int) -> dict:
   modes from one epoch to the next)."""
   models = {name: FIT_MODELS[model](name, samples)
             for name in FIT_CONFIGURATIONS}
-  names = list(models)
-  epochs = {name: [] for name in models}
   losses = {}
-  for round_index in range(rounds):
-    shift = round_index % len(names)
-    for name in names[shift:] + names[:shift]:
-      fitted, x, y = models[name]
-      start = time.perf_counter()
-      history = fitted.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
-      epochs[name].append(time.perf_counter() - start)
-      losses[name] = float(history.history["loss"][-1])
+
+  def epoch(name):
+    fitted, x, y = models[name]
+    history = fitted.fit(x, y, batch_size=FIT_BATCH, epochs=1, verbose=0)
+    losses[name] = float(history.history["loss"][-1])
+
+  epochs = time_interleaved(
+      {name: functools.partial(epoch, name) for name in models}, rounds,
+      warmup=0)
   steps = -(-samples // FIT_BATCH)
   return {name: {"steps_per_second": steps / float(np.median(times[1:])),
                  "epoch_steps_per_second": [steps / t for t in times[1:]],

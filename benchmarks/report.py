@@ -197,11 +197,12 @@ def markdown(records, memory, fits, settings,
          "bandwidth (roofline time / step time). The JAX columns are "
          "interleaved in one process, set up once per implementation in "
          "rotated orders and pooled (a JAX column's repeats are those of "
-         "every set-up), the TensorFlow ones in another per shape; `keras3` is Keras 3's `apply_gradients` in a "
-         "`tf.function`, `keras3.xla` the same with `jit_compile=True` (as "
-         "`model.fit` compiles it by default where TensorFlow sees a GPU), "
-         "`tf_keras.legacy` as tf_keras "
-         "runs it. The best native is the fastest of the three.", "",
+         "every set-up), the TensorFlow ones in another per shape; "
+         "`keras3` is Keras 3's `apply_gradients` in a `tf.function`, "
+         "`keras3.xla` the same with `jit_compile=True` (as `model.fit` "
+         "compiles it by default where TensorFlow sees a GPU), "
+         "`tf_keras.legacy` as tf_keras runs it. The best native is the "
+         "fastest of the three.", "",
          "Targets:", "", *target_lines(records),
          *fit_target_lines(fits, "CNN"),
          *fit_target_lines(transformer_fits, "transformer"), ""]

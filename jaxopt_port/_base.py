@@ -23,6 +23,7 @@ from typing import Any, Callable, NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from jaxopt_port import _checks, _packed, _row_sparse
@@ -143,11 +144,16 @@ def learning_rate_at(learning_rate: ScalarOrSchedule, step: jax.Array) -> Any:
   return learning_rate(step) if callable(learning_rate) else learning_rate
 
 
+# The dtypes the ports compute in float32 (`_upcast`); the bridge keeps the
+# state of such a variable in its dtype, as Keras does.
+HALF_PRECISION = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
+
+
 def _upcast(tree: Any) -> Any:
   """Half-precision leaves in float32: moments and arithmetic stay float32."""
   return jax.tree.map(
       lambda x: jnp.asarray(x, jnp.float32)
-      if x.dtype in (jnp.float16, jnp.bfloat16) else jnp.asarray(x), tree)
+      if x.dtype in HALF_PRECISION else jnp.asarray(x), tree)
 
 
 def cast_like(scalar: Any, leaf: jax.Array) -> jax.Array:

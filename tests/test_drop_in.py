@@ -305,8 +305,9 @@ def test_optimizer_variables_are_natives(declaration, kernel_dtype,
   """The same variables, names, shapes, dtypes and order as the native
   class: what `tf.train.Checkpoint` and `.keras` files hold; with a float16
   variable in the list too (native keeps its slots in float16), and for a
-  float64 model (both Nadams keep their schedule's product in the first
-  variable's dtype)."""
+  float64 and a float16 model (both Nadams keep their schedule's product
+  in the first variable's dtype, Keras 3 Adafactor its factored moments in
+  their variable's)."""
   keras3 = declaration.generation == "keras"
   make = keras.Variable if keras3 else tf.Variable
   layouts = []

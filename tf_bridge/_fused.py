@@ -24,7 +24,7 @@ import optax
 
 import jaxopt_port
 from jaxopt_port import _row_sparse
-from jaxopt_port._base import weight_decay_term
+from jaxopt_port._base import HALF_PRECISION, weight_decay_term
 from jaxopt_port._nonfinite import all_finite
 from jaxopt_port._tree import map_param_copies
 from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
@@ -637,15 +637,12 @@ def _numpy_dtype(dtype: Any) -> np.dtype:
   return np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
 
 
-_HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
-
-
 def _in_native_dtype(leaf: np.ndarray, param: Any) -> np.ndarray:
   """A state leaf as Keras keeps it: the float32 moment (or factored moment,
   or per-layer moment) of a float16 or bfloat16 variable is kept in the
   variable's dtype, as native's (the transform still computes it in
   float32, rounded where native rounds)."""
-  if param.dtype in _HALF and leaf.dtype == np.float32:
+  if param.dtype in HALF_PRECISION and leaf.dtype == np.float32:
     return leaf.astype(param.dtype)
   return leaf
 
@@ -657,7 +654,7 @@ def _follows_params(init: Callable[[Any], Any], specs: dict[str, Any],
   variable that does, Nadam's schedule product, Keras keeps in the first
   variable's dtype (`var_list[0].dtype`). Only asked when that variable is
   half precision (otherwise the port's dtype is already Keras's)."""
-  if not keys or specs[keys[0]].dtype not in _HALF:
+  if not keys or specs[keys[0]].dtype not in HALF_PRECISION:
     return [False] * count
   with jax.enable_x64(True):
     as_float64 = jax.eval_shape(init, {
