@@ -80,10 +80,9 @@ def test_positional_arguments_follow_keras():
     tf_bridge.SGD(0.1, learning_rate=0.2)
 
 
-def xla_call_module_count(function):
+def op_types(function):
   (concrete,) = function._list_all_concrete_functions()  # pylint: disable=protected-access
-  return sum(op.type == "XlaCallModule"
-             for op in concrete.graph.get_operations())
+  return [op.type for op in concrete.graph.get_operations()]
 
 
 @pytest.mark.parametrize("optimizer", [
@@ -96,7 +95,13 @@ def test_one_xla_call_traced_once(optimizer):
   steps = optimizer._fused._steps  # pylint: disable=protected-access
   (step,) = [step for key, step in steps.items() if key[0] != "apply"]
   (apply,) = [step for key, step in steps.items() if key[0] == "apply"]
-  assert xla_call_module_count(step) == 1
+  assert op_types(step).count("XlaCallModule") == 1
+  # Beside it only identities: an op TensorFlow's XLA compiler has no kernel
+  # of its own for (jax2tf's PreventGradient on every output, without a
+  # gradient) is lowered through its MLIR pipeline one op at a time, about
+  # a second of ResNet-50's first step.
+  assert set(op_types(step)) <= {"XlaCallModule", "Placeholder", "Identity",
+                                 "IdentityN", "NoOp"}
   assert step.experimental_get_tracing_count() == 1
   assert apply.experimental_get_tracing_count() == 1
 

@@ -17,8 +17,8 @@ def _run(function: Callable[[Any], Any], x: Any) -> Any:
   if keras.backend.backend() != "tensorflow":
     return function(x)
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
-  return jax2tf.convert(function, with_gradient=False)(tf.convert_to_tensor(x))
+  from tf_bridge._fused import to_tensorflow  # pylint: disable=import-outside-toplevel
+  return to_tensorflow(function)(tf.convert_to_tensor(x))
 
 
 class MuonMethods:
