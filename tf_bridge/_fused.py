@@ -35,13 +35,24 @@ class StateLeaf:
   """Where one state leaf lives on the Keras side."""
   name: str  # Slot name ("momentum", "m", ...) or variable name.
   slot_of: int | None  # Index of the variable it mirrors, or None.
-  value: np.ndarray  # Initial value (shape and dtype only if from_params).
+  # Initial value (shape and dtype only if from_params); a constant one is a
+  # read-only broadcast of its `fill`, one element in memory.
+  value: np.ndarray
   # Its initial value depends on the variables' values (Lookahead's slow
   # weights): `FusedTransform.initial_values_from` computes it.
   from_params: bool = False
   # The step count, which Keras keeps as `iterations`: fed to every step
   # from there, not stored (so the variables are native's).
   derived: bool = False
+
+  @property
+  def fill(self) -> Any:
+    """The one value every element of `value` holds if `value` is a
+    broadcast of it (a Keras initializer can fill the variable), else
+    None."""
+    if self.value.size and not any(self.value.strides):
+      return self.value.flat[0]
+    return None
 
   @property
   def stored(self) -> bool:
@@ -270,11 +281,7 @@ class FusedTransform:
                         for spec in self._param_specs.values())
     specs = self._param_specs
     with self.precision():
-      # One compiled program (run eagerly, each op of each new shape would
-      # compile one: about a second for a ResNet's variables).
-      state = jax.jit(lambda: transform.init(
-          {key: jnp.zeros(spec.shape, spec.dtype)
-           for key, spec in specs.items()}))()
+      state = _initial_values(transform.init, specs)
       self._from_params = _depends_on_params(transform.init, specs)
     indices = dict(zip(keys, range(len(keys))))
     not_a_slot = -1  # (None would vanish: it is an empty subtree.)
@@ -656,8 +663,53 @@ def _in_native_dtype(leaf: np.ndarray, param: Any) -> np.ndarray:
   variable's dtype, as native's (the transform still computes it in
   float32, rounded where native rounds)."""
   if param.dtype in HALF_PRECISION and leaf.dtype == np.float32:
+    if leaf.size and not any(leaf.strides):  # A fill stays one.
+      return np.broadcast_to(leaf.flat[0].astype(param.dtype), leaf.shape)
     return leaf.astype(param.dtype)
   return leaf
+
+
+def _initial_values(init: Callable[[Any], Any],
+                    specs: dict[str, jax.ShapeDtypeStruct]) -> Any:
+  """`init` of zero params as a tree of numpy arrays, a leaf whose
+  elements are all equal (a slot starting at zeros, Adagrad's accumulator)
+  a read-only broadcast of its first: a large model's state is not
+  materialized in JAX and copied to numpy before TensorFlow makes its
+  variables. One compiled program, and a second for the other leaves, if
+  any (run eagerly, each op of each new shape would compile one: about a
+  second for a ResNet's variables)."""
+
+  def state():
+    return init({key: jnp.zeros(spec.shape, spec.dtype)
+                 for key, spec in specs.items()})
+
+  def first_and_constant(leaf):
+    if not leaf.size:
+      return jnp.zeros((0,), leaf.dtype), jnp.asarray(True)
+    first = leaf.reshape(-1)[:1]
+    # (A leaf of NaNs is not found constant: it is computed whole.)
+    return first, jnp.all(leaf == first.reshape(()))
+
+  shapes, treedef = jax.tree.flatten(jax.eval_shape(state))
+  firsts, constant = [], []
+  if shapes:
+    firsts, constant = zip(*jax.jit(lambda: [
+        first_and_constant(leaf) for leaf in jax.tree.leaves(state())])())
+  varied = [index for index, same in enumerate(constant) if not same]
+  values = dict(zip(varied, jax.jit(lambda: [
+      jax.tree.leaves(state())[index] for index in varied])() if varied
+                    else []))
+
+  def leaf(index, first, shape):
+    if index in values:
+      return np.asarray(values[index])
+    if not first.size:  # An empty leaf: nothing to fill.
+      return np.zeros(shape.shape, shape.dtype)
+    return np.broadcast_to(np.asarray(first)[0], shape.shape)
+
+  return jax.tree.unflatten(treedef, [
+      leaf(index, first, shape)
+      for index, (first, shape) in enumerate(zip(firsts, shapes))])
 
 
 def _follows_params(init: Callable[[Any], Any], specs: dict[str, Any],

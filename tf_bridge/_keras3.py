@@ -17,7 +17,6 @@ from typing import Any, Callable, Sequence
 
 import jaxopt_port
 import keras
-import numpy as np
 
 from tf_bridge import _arguments, _checks, _fused, _serialization
 from tf_bridge._bridge import BridgedOptimizer
@@ -28,10 +27,16 @@ def camel_case(name: str) -> str:
   return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
-def _constant(value: np.ndarray):
+def _initializer(leaf: _fused.StateLeaf):
+  """A Keras initializer of the leaf's initial value (a fill if it is
+  one: the value is a broadcast, which TensorFlow would copy whole)."""
+  value, fill = leaf.value, leaf.fill
+
   def initializer(shape, dtype=None):
     del shape, dtype
-    return value
+    if fill is None:
+      return value
+    return keras.ops.full(value.shape, fill, dtype=str(value.dtype))
   return initializer
 
 
@@ -225,7 +230,7 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
       else:
         with _outside_functions():
           created[index] = self._add_state_variable(variables, leaf,
-                                                    _constant(leaf.value))
+                                                    _initializer(leaf))
     self._state_variables = [created[i] for i in sorted(created)]
 
   def _add_state_variable(self, variables, leaf, initializer):

@@ -248,6 +248,10 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         continue
       # As TF Addons' `add_slot(var, name, var.read_value())`.
       value = initial.get(index, leaf.value)
+      if index not in initial and leaf.fill is not None:
+        # Filled, as native's "zeros" (the value is a broadcast, which
+        # TensorFlow would copy whole).
+        value = functools.partial(_filled, leaf.fill)
       if leaf.is_slot_of(var_list):
         variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
                                  initializer=value)
@@ -260,7 +264,8 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         variable = self.add_weight(
             prefix + leaf.name, shape=leaf.value.shape,
             dtype=tf.as_dtype(leaf.value.dtype),
-            initializer=(lambda shape, dtype, value=value: value),
+            initializer=(value if callable(value)
+                         else lambda shape, dtype, value=value: value),
             trainable=False)
         self._weights.append(variable)  # As OptimizerV2 lists `iter`.
       created[index] = variable
@@ -353,6 +358,11 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
               hyperparameters=hyperparameters,
               unread_hyperparameters=unread_hyperparameters,
               positional=positional)
+
+
+def _filled(fill: Any, shape: Any, dtype: Any = None) -> Any:
+  """An initializer's value: a `shape` tensor of `fill`."""
+  return tf.fill(shape, tf.constant(fill, dtype))
 
 
 def _initialized_value(variable: Any) -> Any:
