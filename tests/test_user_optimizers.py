@@ -221,3 +221,47 @@ def test_setting_an_argument_changes_the_sparse_mode():
   np.testing.assert_allclose(table.numpy(), params["table"], rtol=1e-6)
   np.testing.assert_allclose(table.numpy()[:, 0], [0.71, 0.9, 1.0, 1.0],
                              rtol=1e-6)
+
+
+def ramped_momentum(learning_rate=0.1):
+  """Momentum whose state starts at a fill made inside a `jit` (0.5), a ramp
+  (not one number) and a scalar literal: the initial values every kind of
+  `init` gives."""
+
+  def init(params):
+    half = jax.tree.map(
+        lambda p: jax.jit(lambda: jnp.full(p.shape, 0.5, p.dtype))(), params)
+    ramp = jax.tree.map(
+        lambda p: jnp.arange(p.size, dtype=p.dtype).reshape(p.shape), params)
+    return {"half": half, "ramp": ramp, "scale": jnp.asarray(2.0)}
+
+  def update(updates, state, params=None):
+    del params
+    half = jax.tree.map(lambda h, g: 0.9 * h + g, state["half"], updates)
+    return (jax.tree.map(lambda h, r: -learning_rate * (h + 0.01 * r), half,
+                         state["ramp"]),
+            {**state, "half": half})
+
+  return optax.GradientTransformation(init, update)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_initial_state_of_every_kind_is_the_transforms(legacy):
+  shapes = [(2, 3), (4,)]
+  transform = ramped_momentum(0.1)
+  expected = transform.init({f"v{i}": jnp.zeros(s) for i, s in
+                             enumerate(shapes)})
+  if legacy:
+    optimizer = tf_bridge.legacy.keras_optimizer(ramped_momentum)(0.1)
+    variables = [tf.Variable(np.ones(s, np.float32)) for s in shapes]
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+    state = optimizer.variables()[1:]  # After `iter`.
+  else:
+    optimizer = tf_bridge.keras_optimizer(ramped_momentum)(0.1)
+    variables = [keras.Variable(np.ones(s, np.float32)) for s in shapes]
+    optimizer.build(variables)
+    state = optimizer.variables[2:]  # After `iteration`, `learning_rate`.
+  values = sorted((tuple(v.shape), np.asarray(v).tolist()) for v in state)
+  assert values == sorted(
+      (tuple(np.shape(leaf)), np.asarray(leaf).tolist())
+      for leaf in jax.tree.leaves(expected))

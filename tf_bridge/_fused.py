@@ -281,8 +281,12 @@ class FusedTransform:
                         for spec in self._param_specs.values())
     specs = self._param_specs
     with self.precision():
-      state = _initial_values(transform.init, specs)
-      self._from_params = _depends_on_params(transform.init, specs)
+      # The params dict in the variables' order, as the step passes it.
+      closed, shape_tree = jax.make_jaxpr(
+          lambda *params: transform.init(dict(zip(self.keys, params))),
+          return_shape=True)(*specs.values())
+      state = _initial_values(closed, shape_tree)
+      self._from_params = _depends_on_params(closed)
     indices = dict(zip(keys, range(len(keys))))
     not_a_slot = -1  # (None would vanish: it is an empty subtree.)
     roles = map_param_copies(transform, state, indices, not_a_slot)
@@ -669,47 +673,66 @@ def _in_native_dtype(leaf: np.ndarray, param: Any) -> np.ndarray:
   return leaf
 
 
-def _initial_values(init: Callable[[Any], Any],
-                    specs: dict[str, jax.ShapeDtypeStruct]) -> Any:
-  """`init` of zero params as a tree of numpy arrays, a leaf whose
-  elements are all equal (a slot starting at zeros, Adagrad's accumulator)
-  a read-only broadcast of its first: a large model's state is not
+def _initial_values(closed: Any, shape_tree: Any) -> Any:
+  """The values of `init` on zero params (`closed`: its jaxpr; `shape_tree`:
+  its output's shapes) as a tree of numpy arrays. A leaf that `init` makes by
+  broadcasting one number (`jnp.zeros_like`, `jnp.full`: a slot starting at
+  zeros, Adagrad's accumulator) is read from the jaxpr, nothing computed, and
+  is a read-only broadcast of that number: a large model's state is not
   materialized in JAX and copied to numpy before TensorFlow makes its
-  variables. One compiled program, and a second for the other leaves, if
-  any (run eagerly, each op of each new shape would compile one: about a
-  second for a ResNet's variables)."""
+  variables. The other leaves are computed by one compiled program (run
+  eagerly, each op of each new shape would compile one: about a second for
+  a ResNet's variables)."""
+  fills = _broadcast_numbers(closed.jaxpr, closed.consts, [None] * len(
+      closed.jaxpr.invars))
+  computed = [index for index, fill in enumerate(fills) if fill is None]
+  if computed:
+    zeros = [np.zeros(var.aval.shape, var.aval.dtype)
+             for var in closed.jaxpr.invars]
+    run = jax.extend.core.jaxpr_as_fun(closed)
+    outputs = jax.jit(lambda *args: [run(*args)[index]
+                                     for index in computed])(*zeros)
+    values = dict(zip(computed, outputs))
+  leaves = [np.asarray(values[index]) if fill is None
+            else np.broadcast_to(fill.astype(var.aval.dtype), var.aval.shape)
+            for index, (fill, var) in enumerate(zip(fills,
+                                                    closed.jaxpr.outvars))]
+  return jax.tree.unflatten(jax.tree.structure(shape_tree), leaves)
 
-  def state():
-    return init({key: jnp.zeros(spec.shape, spec.dtype)
-                 for key, spec in specs.items()})
 
-  def first_and_constant(leaf):
-    if not leaf.size:
-      return jnp.zeros((0,), leaf.dtype), jnp.asarray(True)
-    first = leaf.reshape(-1)[:1]
-    # (A leaf of NaNs is not found constant: it is computed whole.)
-    return first, jnp.all(leaf == first.reshape(()))
+# Primitives that keep an operand's one number: a broadcast of a number is
+# still one.
+_SAME_NUMBER = ("broadcast_in_dim", "copy", "convert_element_type", "reshape")
 
-  shapes, treedef = jax.tree.flatten(jax.eval_shape(state))
-  firsts, constant = [], []
-  if shapes:
-    firsts, constant = zip(*jax.jit(lambda: [
-        first_and_constant(leaf) for leaf in jax.tree.leaves(state())])())
-  varied = [index for index, same in enumerate(constant) if not same]
-  values = dict(zip(varied, jax.jit(lambda: [
-      jax.tree.leaves(state())[index] for index in varied])() if varied
-                    else []))
 
-  def leaf(index, first, shape):
-    if index in values:
-      return np.asarray(values[index])
-    if not first.size:  # An empty leaf: nothing to fill.
-      return np.zeros(shape.shape, shape.dtype)
-    return np.broadcast_to(np.asarray(first)[0], shape.shape)
+def _broadcast_numbers(jaxpr: Any, consts: Sequence[Any],
+                       inputs: Sequence[Any]) -> list[np.ndarray | None]:
+  """For each output of `jaxpr`, the number every element holds if it is a
+  literal or constant number through broadcasts, copies, reshapes and
+  dtype conversions (inside nested `jit`s too), else None; `inputs` the
+  same for its inputs."""
+  known = dict(zip(jaxpr.invars, inputs))
+  known.update((var, np.asarray(value)) for var, value in zip(
+      jaxpr.constvars, consts) if np.size(value) == 1)
 
-  return jax.tree.unflatten(treedef, [
-      leaf(index, first, shape)
-      for index, (first, shape) in enumerate(zip(firsts, shapes))])
+  def number(var):
+    if isinstance(var, jax.extend.core.Literal):
+      return np.asarray(var.val, var.aval.dtype)
+    return known.get(var)
+
+  for equation in jaxpr.eqns:
+    name = equation.primitive.name
+    if name in _SAME_NUMBER:
+      value = number(equation.invars[0])
+      if value is not None and value.size == 1:
+        out = equation.outvars[0]
+        known[out] = value.reshape(()).astype(out.aval.dtype)
+    elif name in ("pjit", "jit"):
+      inner = equation.params["jaxpr"]
+      known.update(zip(equation.outvars, _broadcast_numbers(
+          inner.jaxpr, inner.consts,
+          [number(var) for var in equation.invars])))
+  return [number(var) for var in jaxpr.outvars]
 
 
 def _follows_params(init: Callable[[Any], Any], specs: dict[str, Any],
@@ -728,12 +751,11 @@ def _follows_params(init: Callable[[Any], Any], specs: dict[str, Any],
   return [leaf.dtype == np.float64 for leaf in jax.tree.leaves(as_float64)]
 
 
-def _depends_on_params(init: Callable[[Any], Any], specs: Any) -> list[bool]:
-  """For each leaf of `init(params)`, whether its value depends on the
-  params' values (not only on their shapes), from `init`'s jaxpr: a leaf
+def _depends_on_params(closed: Any) -> list[bool]:
+  """For each output of `closed` (the jaxpr of `init(params)`), whether its
+  value depends on the params' values (not only on their shapes): an output
   reached from an input through any equation (one with a sub-jaxpr counts
   as using all its inputs)."""
-  closed = jax.make_jaxpr(init)(specs)
   jaxpr = closed.jaxpr
   reached = set(jaxpr.invars)
 
