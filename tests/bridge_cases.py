@@ -1,6 +1,7 @@
 """What the bridge tests share: the bridged class of a catalog entry, the
 seeded problem (the last variable gets sparse gradients), a Keras
-trajectory, and every bridged class with its native and port."""
+trajectory, an optimizer's built variables, and every bridged class with
+its native and port."""
 
 import functools
 import importlib
@@ -23,6 +24,16 @@ def bridged_class(declaration):
   OptimizerV2's for legacy ones."""
   return getattr(importlib.import_module(declaration.bridge_path),
                  declaration.class_name)
+
+
+def built_variables(optimizer, variables):
+  """The optimizer's variables, in order, once it has built its state for
+  `variables` (Keras 3's `build`, OptimizerV2's `_create_all_weights`)."""
+  if isinstance(optimizer, keras.optimizers.Optimizer):
+    optimizer.build(variables)
+    return optimizer.variables
+  optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  return optimizer.variables()
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,7 +14,7 @@ import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import testing
 
-from bridge_cases import problem, keras_trajectory
+from bridge_cases import built_variables, problem, keras_trajectory
 
 
 @pytest.mark.parametrize("make,native", [
@@ -214,26 +214,16 @@ def test_an_algorithm_argument_named_like_a_host_argument_stays_its_own():
       rtol=1e-5, atol=1e-6, actual_name="bridge", expected_name="port")
 
 
-def _build_keras3(optimizer, variables):
-  optimizer.build(variables)
-  return optimizer.variables
-
-
-def _build_legacy(optimizer, variables):
-  optimizer._create_all_weights(variables)  # pylint: disable=protected-access
-  return optimizer.variables()
-
-
-@pytest.mark.parametrize("make,variable,build,native", [
+@pytest.mark.parametrize("make,variable,native", [
     (lambda: tf_bridge.Adagrad(initial_accumulator_value=0.25),
-     keras.Variable, _build_keras3, lambda: keras.optimizers.Adagrad(
+     keras.Variable, lambda: keras.optimizers.Adagrad(
          initial_accumulator_value=0.25)),
     (lambda: tf_bridge.legacy.Adagrad(initial_accumulator_value=0.25),
-     tf.Variable, _build_legacy, lambda: tf_keras.optimizers.legacy.Adagrad(
+     tf.Variable, lambda: tf_keras.optimizers.legacy.Adagrad(
          initial_accumulator_value=0.25)),
 ], ids=["keras3", "legacy"])
-def test_building_creates_the_state_without_copies_in_numpy(
-    make, variable, build, native):
+def test_building_creates_the_state_without_copies_in_numpy(make, variable,
+                                                           native):
   # 4M floats (16 MB) per slot: the initial state used to be computed in JAX
   # and copied to numpy before TensorFlow copied it again (a large model's
   # state, twice, at its first step); a constant slot is now a fill.
@@ -242,12 +232,13 @@ def test_building_creates_the_state_without_copies_in_numpy(
   weights = [variable(np.ones((2048, 2048), np.float32))]
   tracemalloc.start()
   try:
-    built = build(optimizer, weights)
+    built = built_variables(optimizer, weights)
     _, peak = tracemalloc.get_traced_memory()
   finally:
     tracemalloc.stop()
   assert peak < 4 * 2**20, f"building traced {peak / 2**20:.1f} MB in numpy"
-  expected = build(native(), [variable(np.ones((2048, 2048), np.float32))])
+  expected = built_variables(
+      native(), [variable(np.ones((2048, 2048), np.float32))])
   assert [(v.shape, v.dtype, np.array_equal(v, e))
           for v, e in zip(built, expected)] == [
               (e.shape, e.dtype, True) for e in expected]

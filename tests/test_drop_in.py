@@ -15,6 +15,8 @@ import jaxopt_port
 import tf_bridge
 import tf_bridge.legacy
 
+from bridge_cases import built_variables
+
 RTOL, ATOL = 1e-5, 1e-6
 X = np.random.RandomState(0).rand(32, 4).astype("float32")
 Y = np.random.RandomState(1).rand(32, 1).astype("float32")
@@ -285,14 +287,9 @@ def _layout_cases():
 def _layout(optimizer, variables):
   """(name without the optimizer's prefix, shape, dtype) of every optimizer
   variable, in order."""
-  if isinstance(optimizer, keras.optimizers.Optimizer):
-    optimizer.build(variables)
-    found = optimizer.variables
-  else:
-    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
-    found = optimizer.variables()
   return [(v.name.split("/", 1)[-1] if "/" in v.name else v.name,
-           tuple(v.shape), str(v.dtype)) for v in found]
+           tuple(v.shape), str(v.dtype))
+          for v in built_variables(optimizer, variables)]
 
 
 @pytest.mark.parametrize("kernel_dtype, bias_dtype", [

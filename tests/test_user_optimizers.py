@@ -14,7 +14,8 @@ import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import testing
 
-from bridge_cases import SHAPES, problem, keras_trajectory, fit
+from bridge_cases import (SHAPES, built_variables, problem, keras_trajectory,
+                          fit)
 
 
 def sign_momentum(learning_rate=0.01, momentum=0.9):
@@ -251,16 +252,13 @@ def test_initial_state_of_every_kind_is_the_transforms(legacy):
   transform = ramped_momentum(0.1)
   expected = transform.init({f"v{i}": jnp.zeros(s) for i, s in
                              enumerate(shapes)})
-  if legacy:
-    optimizer = tf_bridge.legacy.keras_optimizer(ramped_momentum)(0.1)
-    variables = [tf.Variable(np.ones(s, np.float32)) for s in shapes]
-    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
-    state = optimizer.variables()[1:]  # After `iter`.
-  else:
-    optimizer = tf_bridge.keras_optimizer(ramped_momentum)(0.1)
-    variables = [keras.Variable(np.ones(s, np.float32)) for s in shapes]
-    optimizer.build(variables)
-    state = optimizer.variables[2:]  # After `iteration`, `learning_rate`.
+  host = tf_bridge.legacy if legacy else tf_bridge
+  variable = tf.Variable if legacy else keras.Variable
+  built = built_variables(
+      host.keras_optimizer(ramped_momentum)(0.1),
+      [variable(np.ones(s, np.float32)) for s in shapes])
+  # After `iter` (OptimizerV2), or `iteration` and `learning_rate`.
+  state = built[1:] if legacy else built[2:]
   values = sorted((tuple(v.shape), np.asarray(v).tolist()) for v in state)
   assert values == sorted(
       (tuple(np.shape(leaf)), np.asarray(leaf).tolist())

@@ -50,9 +50,7 @@ class StateLeaf:
     """The one value every element of `value` holds if `value` is a
     broadcast of it (a Keras initializer can fill the variable), else
     None."""
-    if self.value.size and not any(self.value.strides):
-      return self.value.flat[0]
-    return None
+    return _fill_of(self.value)
 
   @property
   def stored(self) -> bool:
@@ -667,10 +665,19 @@ def _in_native_dtype(leaf: np.ndarray, param: Any) -> np.ndarray:
   variable's dtype, as native's (the transform still computes it in
   float32, rounded where native rounds)."""
   if param.dtype in HALF_PRECISION and leaf.dtype == np.float32:
-    if leaf.size and not any(leaf.strides):  # A fill stays one.
-      return np.broadcast_to(leaf.flat[0].astype(param.dtype), leaf.shape)
+    fill = _fill_of(leaf)
+    if fill is not None:  # A fill stays one.
+      return np.broadcast_to(fill.astype(param.dtype), leaf.shape)
     return leaf.astype(param.dtype)
   return leaf
+
+
+def _fill_of(value: np.ndarray) -> Any:
+  """The number a broadcast array holds (every stride zero: one element in
+  memory, `_initial_values`' constant leaves), else None."""
+  if value.size and not any(value.strides):
+    return value.flat[0]
+  return None
 
 
 def _initial_values(closed: Any, shape_tree: Any) -> Any:

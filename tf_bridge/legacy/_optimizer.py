@@ -246,12 +246,15 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
       if identities[index] in kept:
         created[index] = kept[identities[index]]
         continue
-      # As TF Addons' `add_slot(var, name, var.read_value())`.
-      value = initial.get(index, leaf.value)
-      if index not in initial and leaf.fill is not None:
+      if index in initial:
+        # As TF Addons' `add_slot(var, name, var.read_value())`.
+        value = initial[index]
+      elif leaf.fill is not None:
         # Filled, as native's "zeros" (the value is a broadcast, which
         # TensorFlow would copy whole).
         value = functools.partial(_filled, leaf.fill)
+      else:
+        value = leaf.value
       if leaf.is_slot_of(var_list):
         variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
                                  initializer=value)
