@@ -53,12 +53,23 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
   with `c = learning_rate_power`. `sqrt_for_half_power`: the TensorFlow
   kernels behind the legacy optimizer take `sqrt` when c is -0.5.
   """
-  half_power = sqrt_for_half_power and isinstance(
-      learning_rate_power, (int, float)) and learning_rate_power == -0.5
+  def powers(*trees):
+    """`x ** -c` for every leaf; `sqrt` where the kernels take it. A fed
+    hyperparameter is traced: the kernels' branch is then taken at run time,
+    once for the whole step (sqrt is far cheaper than pow)."""
 
-  def power(x):
-    return jnp.sqrt(x) if half_power else jnp.power(
-        x, cast_like(-learning_rate_power, x))
+    def by_power(trees):
+      return jax.tree.map(
+          lambda x: jnp.power(x, cast_like(-learning_rate_power, x)), trees)
+
+    if not sqrt_for_half_power:
+      return by_power(trees)
+    if isinstance(learning_rate_power, (int, float)):
+      return (jax.tree.map(jnp.sqrt, trees) if learning_rate_power == -0.5
+              else by_power(trees))
+    return jax.lax.cond(jnp.asarray(learning_rate_power) == -0.5,
+                        lambda trees: jax.tree.map(jnp.sqrt, trees), by_power,
+                        trees)
 
   def build(params):
     return slots(jax.tree.map(
@@ -70,23 +81,24 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
     _checks.require_params(params, "ftrl sets the parameters from its state")
     accumulator, linear = state
     new_accumulator = jax.tree.map(lambda g, n: n + g * g, grads, accumulator)
+    old_power, new_power = powers(accumulator, new_accumulator)
 
-    def new_linear(g, p, n, n_new, z):
+    def new_linear(g, p, n_power, n_new_power, z):
       lr = cast_like(learning_rate, g)
       shrunk = g + cast_like(2 * l2_shrinkage, g) * p
-      return z + (shrunk - (power(n_new) - power(n)) / lr * p)
+      return z + (shrunk - (n_new_power - n_power) / lr * p)
 
-    linear = jax.tree.map(new_linear, grads, params, accumulator,
-                          new_accumulator, linear)
+    linear = jax.tree.map(new_linear, grads, params, old_power, new_power,
+                          linear)
 
-    def new_param(p, n_new, z):
+    def new_param(p, n_new_power, z):
       lr = cast_like(learning_rate, p)
       l2_total = cast_like(l2, p) + cast_like(beta, p) / (2.0 * lr)
-      quadratic = power(n_new) / lr + 2 * l2_total
+      quadratic = n_new_power / lr + 2 * l2_total
       l1_value = cast_like(l1, p)
       return (jnp.clip(z, -l1_value, l1_value) - z) / quadratic
 
-    new_params = jax.tree.map(new_param, params, new_accumulator, linear)
+    new_params = jax.tree.map(new_param, params, new_power, linear)
     updates = jax.tree.map(jnp.subtract, new_params, params)
     return updates, slots(new_accumulator, linear)
 

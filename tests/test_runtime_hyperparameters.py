@@ -5,12 +5,15 @@ takes their current values as inputs, so a variable assigned between steps
 steers the next step even inside a `tf.function` traced before, as native's
 does; each program runs on the native class and on its bridged twin."""
 
+import jax
 import numpy as np
 import pytest
 import tensorflow as tf
 import keras
 import tf_keras
 
+import jaxopt_port
+import jaxopt_port.legacy
 import tf_bridge
 import tf_bridge.legacy
 import tf_bridge.legacy.addons
@@ -39,7 +42,10 @@ def run(optimizer, hyper, schedule, *, keras3=False, in_function=True):
 LEGACY = [("Adam", "beta_1", [0.9, 0.9, 0.5, 0.5, 0.0, 0.0, 0.9, 0.9]),
           ("SGD", "momentum", [0.9, 0.9, 0.5, 0.5, 0.1, 0.1, 0.9, 0.9]),
           ("RMSprop", "rho", [0.9, 0.9, 0.5, 0.5, 0.1, 0.1, 0.9, 0.9]),
-          ("Adagrad", "epsilon", [1e-7, 1e-7, 0.5, 0.5, 1.0, 1.0, 1e-7, 1e-7])]
+          ("Adagrad", "epsilon", [1e-7, 1e-7, 0.5, 0.5, 1.0, 1.0, 1e-7, 1e-7]),
+          # The kernels' sqrt branch for -0.5, pow for the others.
+          ("Ftrl", "learning_rate_power",
+           [-0.5, -0.5, -1.0, -1.0, -0.5, -0.5, -0.1, -0.1])]
 
 
 @pytest.mark.parametrize("in_function", [True, False],
@@ -64,6 +70,28 @@ def test_legacy_variable_hyperparameter_steers_each_step(name, hyper_name,
   fixed = run(getattr(tf_keras.optimizers.legacy, name)(
       0.1, **{hyper_name: hyper}), hyper, [schedule[0]] * 8)
   assert np.max(np.abs(fixed - native)) > 1e-3
+
+
+def test_legacy_ftrl_half_power_fed_at_run_time_is_the_kernels_sqrt():
+  """A fed `learning_rate_power` is traced: legacy FTRL then takes the
+  kernels' sqrt when it is -0.5 at run time (not `pow(x, 0.5)`, which
+  differs from it in the last bit on some accumulators), so the step equals
+  the one with the number given, bit for bit."""
+  rng = np.random.RandomState(1)
+  params = {"w": rng.uniform(-1, 1, 65536).astype(np.float32)}
+  grads = {"w": rng.uniform(-3, 3, 65536).astype(np.float32)}
+
+  def step(power, params, grads):
+    transform = jaxopt_port.legacy.ftrl(learning_rate=0.1,
+                                        learning_rate_power=power)
+    updates, _ = transform.update(grads, transform.init(params), params)
+    return updates["w"]
+
+  for power in (-0.5, -0.3):
+    given = jax.jit(lambda params, grads, power=power: step(
+        power, params, grads))(params, grads)
+    fed = jax.jit(step)(np.float32(power), params, grads)
+    np.testing.assert_array_equal(np.asarray(fed), np.asarray(given))
 
 
 def test_legacy_callable_hyperparameter_and_its_config():
