@@ -58,18 +58,20 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
     hyperparameter is traced: the kernels' branch is then taken at run time,
     once for the whole step (sqrt is far cheaper than pow)."""
 
+    def by_sqrt(trees):
+      return jax.tree.map(jnp.sqrt, trees)
+
     def by_power(trees):
       return jax.tree.map(
           lambda x: jnp.power(x, cast_like(-learning_rate_power, x)), trees)
 
     if not sqrt_for_half_power:
       return by_power(trees)
-    if isinstance(learning_rate_power, (int, float)):
-      return (jax.tree.map(jnp.sqrt, trees) if learning_rate_power == -0.5
-              else by_power(trees))
-    return jax.lax.cond(jnp.asarray(learning_rate_power) == -0.5,
-                        lambda trees: jax.tree.map(jnp.sqrt, trees), by_power,
-                        trees)
+    number = _checks.concrete_number(learning_rate_power)
+    if number is not None:
+      return (by_sqrt if number == -0.5 else by_power)(trees)
+    return jax.lax.cond(jnp.asarray(learning_rate_power) == -0.5, by_sqrt,
+                        by_power, trees)
 
   def build(params):
     return slots(jax.tree.map(
