@@ -48,9 +48,21 @@ def map_param_copies(initable: Any, state: Any, companion: Any,
   parameter's leaf of `companion` (a tree of the params' structure) and
   every other leaf by `other` (`optax.tree_map_params`). The parameters
   `optax.masked` or `optax.multi_transform` left out of a copy (their
-  `MaskedNode`) stay out, so the result's leaves align with `state`'s."""
-  return optax.tree_map_params(
-      initable, lambda value, leaf: value if _masked(value) else leaf,
-      state, companion,
-      transform_non_params=lambda value: jax.tree.map(lambda _: other, value),
-      is_leaf=_masked)
+  `MaskedNode`) stay out, so the result's leaves align with `state`'s.
+
+  optax calls `init` on a placeholder to find the copies; here that call is
+  traced, so its arrays (an `iterations` zero) are abstract: nothing is
+  computed, and a program that only traces JAX (the bridge) does not start
+  JAX's runtime for it."""
+  result = []
+
+  def find_copies():
+    result.append(optax.tree_map_params(
+        initable, lambda value, leaf: value if _masked(value) else leaf,
+        state, companion,
+        transform_non_params=lambda value: jax.tree.map(lambda _: other,
+                                                        value),
+        is_leaf=_masked))
+
+  jax.make_jaxpr(find_copies)()
+  return result[0]

@@ -242,3 +242,45 @@ def test_building_creates_the_state_without_copies_in_numpy(make, variable,
   assert [(v.shape, v.dtype, np.array_equal(v, e))
           for v, e in zip(built, expected)] == [
               (e.shape, e.dtype, True) for e in expected]
+
+
+def test_training_runs_no_jax_program():
+  """The bridge traces and exports JAX; every step, and the state's
+  creation, runs in TensorFlow. A JAX computation at build time (optax's
+  `tree_map_params` calls `init` on a placeholder, and a JAX zero made
+  there ran eagerly) would compile a program in JAX's runtime: memory and
+  first-call time a native run does not pay. In a fresh process (JAX
+  caches its programs), with each run equal to its native twin."""
+  import json  # pylint: disable=import-outside-toplevel
+  import pathlib  # pylint: disable=import-outside-toplevel
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  script = pathlib.Path(__file__).parent / "scripts" / "jax_compiles.py"
+  result = subprocess.run([sys.executable, str(script)], capture_output=True,
+                          text=True, timeout=600, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  report = json.loads(result.stdout.strip().splitlines()[-1])
+  assert report["compiled"] == []
+  assert sorted(report["differences"]) == [
+      "keras3-adam", "keras3-sgd-embedding", "legacy-adagrad-embedding"]
+  for name, difference in report["differences"].items():
+    assert difference < 1e-5 and report["moved"][name] > 0.05, (name, report)
+
+
+def test_step_runs_where_jax_has_a_gpu_and_tensorflow_does_not(monkeypatch):
+  """jax2tf exports for JAX's default backend unless told otherwise; with
+  JAX on a GPU (jax[cuda]) and TensorFlow on the CPU, the step was exported
+  for CUDA and TensorFlow refused to run it. Simulated by JAX's default
+  export platform answering "cuda"; the bridge exports for TensorFlow's
+  CPU and steps as native."""
+  from jax._src.export import _export  # pylint: disable=import-outside-toplevel
+  monkeypatch.setattr(_export, "default_export_platform", lambda: "cuda")
+  start = np.array([1.0, -2.0, 3.0], np.float32)
+  gradient = tf.constant([0.5, 0.25, -1.0])
+  moved = []
+  for optimizer in (tf_bridge.Adam(0.1), keras.optimizers.Adam(0.1)):
+    variable = keras.Variable(start)
+    optimizer.apply_gradients([(gradient, variable)])
+    moved.append(variable.numpy())
+  np.testing.assert_allclose(moved[0], moved[1], rtol=1e-6)
+  assert np.max(np.abs(moved[1] - start)) > 0.05

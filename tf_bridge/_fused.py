@@ -627,7 +627,20 @@ def to_tensorflow(function: Callable[..., Any],
   """
   from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
   return jax2tf.convert(function, with_gradient=True,
-                        polymorphic_shapes=polymorphic_shapes)
+                        polymorphic_shapes=polymorphic_shapes,
+                        native_serialization_platforms=_export_platforms())
+
+
+def _export_platforms() -> tuple[str, ...] | None:
+  """The platforms to export the step for: the CPU where TensorFlow has no
+  accelerator. jax2tf's default, JAX's default backend, is found by starting
+  JAX's runtime (about 50 MB resident that a bridge, which only traces JAX,
+  has no use for), and is wrong where JAX has a GPU and TensorFlow does not.
+  With an accelerator in TensorFlow, JAX's default backend as before."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if any(tf.config.list_physical_devices(kind) for kind in ("GPU", "TPU")):
+    return None
+  return ("cpu",)
 
 
 def creation_order(leaves: Sequence[StateLeaf], slots_by_variable: bool,
