@@ -89,12 +89,14 @@ def op_types(function):
     lambda: tf_bridge.Adam(), lambda: tf_bridge.legacy.RMSprop(momentum=0.9)],
     ids=["keras3", "legacy"])
 def test_one_xla_call_traced_once(optimizer):
+  # A step shared with an earlier test's optimizer may have been traced in
+  # other contexts.
+  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
   optimizer = optimizer()
   initial, gradients = problem(sparse=False)
   keras_trajectory(optimizer, initial, gradients[:3])
   steps = optimizer._fused._steps  # pylint: disable=protected-access
-  (step,) = [step for key, step in steps.items() if key[0] != "apply"]
-  (apply,) = [step for key, step in steps.items() if key[0] == "apply"]
+  ((step, apply),) = steps.values()
   assert op_types(step).count("XlaCallModule") == 1
   # Beside it only identities: an op TensorFlow's XLA compiler has no kernel
   # of its own for (jax2tf's PreventGradient on every output, without a
@@ -284,3 +286,71 @@ def test_step_runs_where_jax_has_a_gpu_and_tensorflow_does_not(monkeypatch):
     moved.append(variable.numpy())
   np.testing.assert_allclose(moved[0], moved[1], rtol=1e-6)
   assert np.max(np.abs(moved[1] - start)) > 0.05
+
+
+@pytest.mark.parametrize("make,native", [
+    (tf_bridge.Adam, keras.optimizers.Adam),
+    (tf_bridge.legacy.Adam, tf_keras.optimizers.legacy.Adam),
+], ids=["keras3", "legacy"])
+def test_instances_of_one_program_share_its_compiled_step(make, native,
+                                                          monkeypatch):
+  """A second optimizer that computes the same step (a model compiled
+  again, a tuner's next trial) reuses the first one's converted and
+  compiled step instead of paying its first call again; one with another
+  constant hyperparameter converts its own (legacy's `beta_1` is not one:
+  OptimizerV2 keeps it in a variable, fed to the step, so the program is
+  the same). Inside a `tf.function`, so tf_keras
+  creates its slots there: a shared step must not refer to the first
+  instance's variables, gone by the second run. Each run equals its native
+  twin."""
+  import gc  # pylint: disable=import-outside-toplevel
+  conversions = []
+  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
+  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
+                      lambda *args, **kwargs: conversions.append(1) or
+                      convert(*args, **kwargs))
+  initial, gradients = problem(sparse=False)
+
+  def run(**arguments):
+    testing.compare_trajectories(
+        keras_trajectory(make(0.05, **arguments), initial, gradients[:3],
+                         in_function=True),
+        keras_trajectory(native(0.05, **arguments), initial, gradients[:3],
+                         in_function=True),
+        rtol=1e-5, atol=1e-6, actual_name="bridge", initial=initial)
+    gc.collect()
+    return len(conversions)
+
+  first = run(beta_1=0.81, epsilon=0.01)
+  assert first >= 1
+  # The same program: nothing converted.
+  assert run(beta_1=0.81, epsilon=0.01) == first
+  assert run(beta_1=0.81, epsilon=0.02) > first
+
+
+def test_a_shared_step_keeps_its_program_when_its_first_owner_changes():
+  """The shared step replays the traced program: when the optimizer that
+  traced it changes a hyperparameter (which makes its own next step a new
+  program), another optimizer sharing the step keeps the old value. Both
+  equal native optimizers changed the same way."""
+  initial, gradients = problem(sparse=False)
+
+  def trajectories(make):
+    first, second = make(), make()
+    variables = [[keras.Variable(value) for value in initial]
+                 for _ in range(2)]
+    trajectory = []
+    for step, step_gradients in enumerate(gradients[:4]):
+      if step == 2:
+        first.beta_1 = 0.3
+      for optimizer, owned in zip((first, second), variables):
+        optimizer.apply_gradients(zip(
+            [tf.constant(g) for g in step_gradients], owned))
+      trajectory.append([np.array(v) for owned in variables for v in owned])
+    return trajectory
+
+  got = trajectories(lambda: tf_bridge.Adam(0.05, beta_1=0.84))
+  want = trajectories(lambda: keras.optimizers.Adam(0.05, beta_1=0.84))
+  testing.compare_trajectories(got, want, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge",
+                               initial=[*initial, *initial])

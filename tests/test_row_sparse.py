@@ -252,8 +252,8 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
                             tf.constant(TABLE))
     testing.apply_gradients(optimizer, [grad], [variable])
     fused = optimizer._fused  # pylint: disable=protected-access
-    apply, = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
-              if k[0] == "apply"]
+    (_, apply), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
+                   if k[0] == "tf"]
     def tf_variable_of(v):
       return v.value if isinstance(v, keras.Variable) else v
     tf_variable = tf_variable_of(variable)
@@ -262,7 +262,7 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
     grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
         [grad], [tf_variable], fused.sparse_rows)
     return apply.experimental_get_compiler_ir(
-        [tf_variable], grads, state,
+        [tf_variable.handle], grads, [s.handle for s in state],
         fused.rate_inputs(tf.constant(0.01), optimizer.iterations), indices,
         tf.constant(0))(stage="optimized_hlo")
 
@@ -295,7 +295,7 @@ def test_dynamic_lengths_and_fit():
   for got, want in zip(bridged, native):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
   sparse_keys = [k for k in bridged_optimizer._fused._steps  # pylint: disable=protected-access
-                 if k[0] == "apply" and any(k[2])]
+                 if k[0] == "tf" and any(k[2])]
   assert len(sparse_keys) == 1  # One conversion for every batch length.
 
 

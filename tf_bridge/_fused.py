@@ -10,9 +10,11 @@ update runs through `jax2tf` as a single `XlaCallModule` op inside a
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -29,6 +31,16 @@ from jaxopt_port._nonfinite import all_finite
 from jaxopt_port._tree import map_param_copies
 from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
                                   stand_in)
+
+# Compiled steps shared by optimizer instances in this process, keyed by the
+# step's program (its jaxpr and constants): a new optimizer that computes
+# the same step (a model compiled again, a tuner's next trial, a fold) reuses
+# the converted and compiled step instead of paying its first call again.
+# The most recent ones are kept.
+_SHARED_STEPS: collections.OrderedDict[Any, tuple[Any, Any]] = (
+    collections.OrderedDict())
+_SHARED_STEPS_KEPT = 16
+
 
 @dataclasses.dataclass(frozen=True)
 class StateLeaf:
@@ -200,7 +212,9 @@ class FusedTransform:
     """The step's `learning_rate` input: the rate, float32; with runtime
     hyperparameters, a vector of the rate and their current values."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    rate = tf.cast(learning_rate, tf.float32)
+    # A tensor, not OptimizerV2's rate variable (a cast to its own dtype
+    # returns it): the compiled step must not refer to a variable.
+    rate = tf.cast(tf.convert_to_tensor(learning_rate), tf.float32)
     if not self.runtime_names:
       return rate
     return tf.stack([rate] + [
@@ -398,9 +412,11 @@ class FusedTransform:
     def update_on_device(_, variables, grads, state_variables, learning_rate):
       grads, row_indices, sparse = step_gradients(grads, variables,
                                                   self.sparse_rows)
-      return self.compiled_apply(present, sparse, decay)(
-          list(variables), grads, list(state_variables), learning_rate,
-          row_indices, iterations)
+      inputs = (list(variables), grads, list(state_variables), learning_rate,
+                row_indices, iterations)
+      return self.compiled_apply(present, sparse, decay, inputs)(
+          [v.handle for v in variables], grads,
+          [s.handle for s in state_variables], *inputs[3:])
 
     # Not converted by autograph, as `extended.update` would (seconds of a
     # first step, for code without Python control flow on tensors).
@@ -410,63 +426,65 @@ class FusedTransform:
         args=(list(variables), list(grads), list(state_variables),
               self.rate_inputs(learning_rate, iterations)), group=True)
 
-  def converted_step(self, present: tuple[bool, ...],
-                     sparse: tuple[bool, ...],
-                     decay: tuple[float, ...] | None = None):
-    """The fused step as a TensorFlow function, cached per signature.
-
-    `step(params, grads, state_leaves, learning_rate, row_indices,
-    iterations) -> (params, state)`, lists in variable order; the state
-    leaves are the stored ones (not the `derived` count, which comes from
-    Keras's `iterations` before this step's increment). Variables without a gradient
-    (`present` False) keep their value and their slots, as Keras skips them.
-    A `sparse` variable's gradient is the values of its `tf.IndexedSlices`
-    and `row_indices` holds their indices (one int32 vector per sparse
-    variable, of any length): the transform takes them as a
-    `jaxopt_port.RowSparse`, so a "rows" optimizer reads and writes only the
-    touched rows. `decay` holds Keras 3's weight decay rate per variable (0
-    for none), applied first as Keras's `_apply_weight_decay` would.
-    """
-    key = (present, sparse, decay, self.runtime_names)
-    if key not in self._steps:
-      row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
-      self._steps[key] = _convert(self._jax_step(present, sparse, decay),
-                                  sparse, row_shapes)
-    return self._steps[key]
-
   def compiled_apply(self, present: tuple[bool, ...],
                      sparse: tuple[bool, ...],
-                     decay: tuple[float, ...] | None = None):
-    """`converted_step` with the variables read and assigned inside one
-    `tf.function(jit_compile=True)`, cached per signature.
+                     decay: tuple[float, ...] | None, inputs: Sequence[Any]):
+    """The fused step as one `tf.function(jit_compile=True)`, cached per
+    signature: `apply(handles, grads, state_handles, learning_rate,
+    row_indices, iterations)` reads the variables (by their resource
+    handles, params then the stored state leaves), runs the converted step
+    and assigns them. Compiled together, XLA updates the variables' buffers
+    in place (a scatter of touched rows costs those rows); the converted
+    step alone would write new tensors that the assignments then take over,
+    an extra pass over memory (measured: 1.6x slower on CPU).
 
-    `apply(variables, grads, state_variables, learning_rate, row_indices,
-    iterations)`.
-    Compiled together, XLA updates the variables' buffers in place (a
-    scatter of touched rows costs those rows); the converted step alone
-    would write new tensors that the assignments then take over, an extra
-    pass over memory (measured: 1.6x slower on CPU).
+    The converted step, one `XlaCallModule` (`jax2tf`): `step(params,
+    grads, state_leaves, learning_rate, row_indices, iterations) -> (params,
+    state)`, lists in variable order; the state leaves are the stored ones
+    (not the `derived` count, which comes from Keras's `iterations` before
+    this step's increment). Variables without a gradient (`present` False)
+    keep their value and their slots, as Keras skips them. A `sparse`
+    variable's gradient is the values of its `tf.IndexedSlices` and
+    `row_indices` holds their indices (one int32 vector per sparse variable,
+    of any length): the transform takes them as a `jaxopt_port.RowSparse`, so
+    a "rows" optimizer reads and writes only the touched rows. `decay` holds
+    Keras 3's weight decay rate per variable (0 for none), applied first as
+    Keras's `_apply_weight_decay` would. `inputs`: the call's arguments,
+    with the variables themselves (their shapes and dtypes are traced).
     """
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    key = ("apply", present, sparse, decay)
-    if key not in self._steps:
-      step = self.converted_step(present, sparse, decay)
+    return self._compiled(present, sparse, decay, inputs)[1]
 
-      # reduce_retracing: sparse gradients of other lengths reuse the trace.
-      @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
-      def apply(variables, grads, state_variables, learning_rate,
-                row_indices, iterations):
+  def _compiled(self, present, sparse, decay, inputs):
+    """(converted step, compiled apply) for the signature: this instance's,
+    else another instance's of the same program (`_SHARED_STEPS`), else
+    new. A dense step is traced to a jaxpr first, which keys the sharing
+    and is what gets converted: a shared step replays that program, never
+    an instance's Python (whose hyperparameters may change later). A sparse
+    step's gradient length is symbolic; it is converted from the Python
+    step and kept by its instance only."""
+    key = ("tf", present, sparse, decay, self.runtime_names)
+    if key not in self._steps:
+      row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
+      step = self._jax_step(present, sparse, decay)
+      dtypes = [v.dtype for v in [*inputs[0], *inputs[2]]]
+      if any(sparse):
+        converted = _convert(step, sparse, row_shapes)
+        self._steps[key] = (converted, _compile_apply(
+            converted, self._float64, dtypes))
+      else:
         with self.precision():
-          new_params, new_state = step(
-              [v.read_value() for v in variables], grads,
-              [s.read_value() for s in state_variables], learning_rate,
-              row_indices, iterations)
-        for variable, value in zip([*variables, *state_variables],
-                                   [*new_params, *new_state]):
-          variable.assign(value)
-        # An output, so that graphs can depend on the update having run.
-        return tf.constant(True)
-      self._steps[key] = apply
+          closed, shapes = jax.make_jaxpr(step, return_shape=True)(
+              *jax.tree.map(_spec_of, inputs))
+        program = _program_key(closed, self._float64)
+        shared = _SHARED_STEPS.pop(program, None)
+        if shared is None:
+          converted = _convert(_replay(closed, shapes), sparse, row_shapes)
+          shared = (converted, _compile_apply(converted, self._float64,
+                                              dtypes))
+        _SHARED_STEPS[program] = shared  # The most recent last.
+        while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
+          _SHARED_STEPS.popitem(last=False)
+        self._steps[key] = shared
     return self._steps[key]
 
   def jitted_step(self, present: tuple[bool, ...], sparse: tuple[bool, ...],
@@ -596,6 +614,62 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
                 else jnp.asarray(grad, param.dtype))
     sparse.append(False)
   return step, row_indices, tuple(sparse)
+
+
+def _compile_apply(step: Callable[..., Any], float64: bool,
+                   dtypes: Sequence[Any]):
+  """`step` (converted) with the variables read and assigned in one
+  `tf.function(jit_compile=True)`: `compiled_apply`. It takes the
+  variables' resource handles (`dtypes`: theirs, params then state): a
+  function taking variables keeps weak references to the ones created
+  inside a `tf.function` (tf_keras's slots), and calling it after they are
+  gone raises, which a step shared by instances must not."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  # reduce_retracing: sparse gradients of other lengths reuse the trace.
+  @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
+  def apply(handles, grads, state_handles, learning_rate, row_indices,
+            iterations):
+    values = [tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+              for handle, dtype in zip([*handles, *state_handles], dtypes)]
+    with jax.enable_x64(True) if float64 else contextlib.nullcontext():
+      new_params, new_state = step(
+          values[:len(handles)], grads, values[len(handles):],
+          learning_rate, row_indices, iterations)
+    for handle, value in zip([*handles, *state_handles],
+                             [*new_params, *new_state]):
+      tf.raw_ops.AssignVariableOp(resource=handle, value=value)
+    # An output, so that graphs can depend on the update having run.
+    return tf.constant(True)
+  return apply
+
+
+def _spec_of(value: Any) -> jax.ShapeDtypeStruct:
+  """The shape and dtype of a variable or tensor, for tracing."""
+  return jax.ShapeDtypeStruct(tuple(value.shape), _numpy_dtype(value.dtype))
+
+
+def _program_key(closed: Any, float64: bool) -> tuple[Any, ...]:
+  """What identifies a traced step's computation: its jaxpr (equations,
+  shapes, dtypes, literals) and its constants' values."""
+  constants = hashlib.sha256()
+  for constant in closed.consts:
+    constant = np.asarray(constant)
+    constants.update(f"{constant.dtype}{constant.shape}".encode())
+    constants.update(constant.tobytes())
+  return (str(closed.jaxpr), constants.hexdigest(), float64,
+          jax.config.jax_enable_x64)
+
+
+def _replay(closed: Any, shapes: Any) -> Callable[..., Any]:
+  """The traced step `closed` as a function of the step's arguments,
+  returning its outputs' structure (`shapes`)."""
+  run = jax.extend.core.jaxpr_as_fun(closed)
+  outputs = jax.tree.structure(shapes)
+
+  def step(*arguments):
+    return jax.tree.unflatten(outputs, run(*jax.tree.leaves(arguments)))
+  return step
 
 
 def _convert(step, sparse: tuple[bool, ...],

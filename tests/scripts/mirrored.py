@@ -59,7 +59,7 @@ def largest_difference(a, b):
 def sparse_steps(optimizer):
   """How many compiled steps took a sparse gradient row by row."""
   return sum(1 for key in optimizer._fused._steps  # pylint: disable=protected-access
-             if key[0] == "apply" and any(key[2]))
+             if key[0] == "tf" and any(key[2]))
 
 
 def main():
