@@ -346,7 +346,8 @@ def test_a_shared_step_keeps_its_program_when_its_first_owner_changes():
       for optimizer, owned in zip((first, second), variables):
         optimizer.apply_gradients(zip(
             [tf.constant(g) for g in step_gradients], owned))
-      trajectory.append([np.array(v) for owned in variables for v in owned])
+      trajectory.append([keras.ops.convert_to_numpy(v) for owned in variables
+                         for v in owned])
     return trajectory
 
   got = trajectories(lambda: tf_bridge.Adam(0.05, beta_1=0.84))
