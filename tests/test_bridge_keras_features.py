@@ -299,10 +299,9 @@ def test_instances_of_one_program_share_its_compiled_step(make, native,
   compiled step instead of paying its first call again; one with another
   constant hyperparameter converts its own (legacy's `beta_1` is not one:
   OptimizerV2 keeps it in a variable, fed to the step, so the program is
-  the same). Inside a `tf.function`, so tf_keras
-  creates its slots there: a shared step must not refer to the first
-  instance's variables, gone by the second run. Each run equals its native
-  twin."""
+  the same). Inside a `tf.function`, so tf_keras creates its slots there: a
+  shared step must not refer to the first instance's variables, gone by the
+  second run. Each run equals its native twin."""
   import gc  # pylint: disable=import-outside-toplevel
   conversions = []
   convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access

@@ -119,7 +119,7 @@ class FusedTransform:
     variable is float64 (JAX would truncate it to float32 otherwise; the
     mode is not turned on for other variable lists, whose numbers it would
     not change but whose traces it would)."""
-    return jax.enable_x64(True) if self._float64 else contextlib.nullcontext()
+    return _precision(self._float64)
 
   @functools.cached_property
   def sparse_rows(self) -> str | None:
@@ -286,9 +286,7 @@ class FusedTransform:
     transform = self.transform(0.001)
     self._changed()  # Steps traced for another layout.
     self.keys = list(keys)
-    self._param_specs = {
-        key: jax.ShapeDtypeStruct(tuple(spec.shape), _numpy_dtype(spec.dtype))
-        for key, spec in zip(keys, specs)}
+    self._param_specs = {key: _spec_of(spec) for key, spec in zip(keys, specs)}
     self._float64 = any(spec.dtype == np.float64
                         for spec in self._param_specs.values())
     specs = self._param_specs
@@ -632,7 +630,7 @@ def _compile_apply(step: Callable[..., Any], float64: bool,
             iterations):
     values = [tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
               for handle, dtype in zip([*handles, *state_handles], dtypes)]
-    with jax.enable_x64(True) if float64 else contextlib.nullcontext():
+    with _precision(float64):
       new_params, new_state = step(
           values[:len(handles)], grads, values[len(handles):],
           learning_rate, row_indices, iterations)
@@ -645,8 +643,15 @@ def _compile_apply(step: Callable[..., Any], float64: bool,
 
 
 def _spec_of(value: Any) -> jax.ShapeDtypeStruct:
-  """The shape and dtype of a variable or tensor, for tracing."""
+  """The shape and dtype of a variable or tensor (anything with `.shape`
+  and a numpy-compatible `.dtype`), for tracing."""
   return jax.ShapeDtypeStruct(tuple(value.shape), _numpy_dtype(value.dtype))
+
+
+def _precision(float64: bool) -> Any:
+  """JAX's 64-bit mode for a float64 variable list, else nothing
+  (`FusedTransform.precision`)."""
+  return jax.enable_x64(True) if float64 else contextlib.nullcontext()
 
 
 def _program_key(closed: Any, float64: bool) -> tuple[Any, ...]:
@@ -707,10 +712,10 @@ def to_tensorflow(function: Callable[..., Any],
 
 def _export_platforms() -> tuple[str, ...] | None:
   """The platforms to export the step for: the CPU where TensorFlow has no
-  accelerator. jax2tf's default, JAX's default backend, is found by starting
-  JAX's runtime (about 50 MB resident that a bridge, which only traces JAX,
-  has no use for), and is wrong where JAX has a GPU and TensorFlow does not.
-  With an accelerator in TensorFlow, JAX's default backend as before."""
+  accelerator. jax2tf's default, JAX's default backend, is wrong where JAX
+  has a GPU (jax[cuda]) and TensorFlow does not: TensorFlow then refuses to
+  run the step. With an accelerator in TensorFlow, JAX's default backend as
+  before."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   if any(tf.config.list_physical_devices(kind) for kind in ("GPU", "TPU")):
     return None
