@@ -26,20 +26,41 @@ from workloads import (FIT_BATCH, FIT_CONFIGURATIONS, FIT_MODELS,
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def round_orders(count: int) -> list[list[int]]:
+  """Orders of `count` runners for successive rounds, balanced for what
+  runs just before each: over the returned rounds, every runner takes
+  every place equally often and follows every other runner equally often
+  (a Williams design; for an odd count the rounds and their mirrors). A
+  runner's time can depend on the one before it (a Lion step right after
+  the roofline kernel ran 10-15 % faster than right after another Lion
+  step: RESULTS.md), and a rotated fixed order gives each runner the same
+  predecessor in almost every round."""
+  first = [0]
+  for place in range(1, count):
+    first.append((place + 1) // 2 if place % 2 else count - place // 2)
+  rounds = [[(runner + shift) % count for runner in first]
+            for shift in range(count)]
+  if count % 2 and count > 1:
+    rounds += [list(reversed(order)) for order in rounds]
+  return rounds
+
+
 def time_interleaved(runners: dict[str, Callable[[], None]], repeats: int,
-                     warmup: int = 2) -> dict[str, list[float]]:
+                     warmup: int = 2, first_round: int = 0
+                     ) -> dict[str, list[float]]:
   """Each runner's step times, taken round by round so that the machine's
-  drifts hit every implementation alike. Each round starts one runner
-  later than the last, so every runner takes every place in a round
-  equally often."""
+  drifts hit every implementation alike, the rounds' orders from
+  `round_orders` (from its `first_round`th on, so that calls continuing
+  one measurement go on through the balanced orders)."""
   for run in runners.values():
     for _ in range(warmup):
       run()
   names = list(runners)
+  orders = round_orders(len(names))
   times = {name: [] for name in runners}
-  for round_index in range(repeats):
-    shift = round_index % len(names)
-    for name in names[shift:] + names[:shift]:
+  for round_index in range(first_round, first_round + repeats):
+    for position in orders[round_index % len(orders)]:
+      name = names[position]
       start = time.perf_counter()
       runners[name]()
       times[name].append(time.perf_counter() - start)
@@ -72,6 +93,7 @@ def measure_jax(shape_name, shapes, algorithm, repeats, device):
   names = list(JAX_IMPLEMENTATIONS)
   times = {name: [] for name in names}
   first_calls = {}
+  rounds = max(3, -(-repeats // len(names)))
   for rotation in range(len(names)):
     runners = {}
     for implementation in names[rotation:] + names[:rotation]:
@@ -80,7 +102,7 @@ def measure_jax(shape_name, shapes, algorithm, repeats, device):
         runners[implementation], first_call = made
         first_calls.setdefault(implementation, first_call)
     for name, samples in time_interleaved(
-        runners, max(3, -(-repeats // len(names)))).items():
+        runners, rounds, first_round=rotation * rounds).items():
       times[name] += samples
     del runners  # The buffers freed before the next set-up.
   return _records(shape_name, shapes, algorithm, device,

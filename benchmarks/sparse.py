@@ -32,7 +32,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -51,18 +50,13 @@ FULL = {"tables": [(1_000_000, 64), (10_000_000, 32)], "touched": [256, 4096],
 QUICK = {"tables": [(100_000, 16)], "touched": [256], "repeats": 10}
 
 
-def time_interleaved(runners, repeats, warmup=3):
-  """Each runner's step times, round by round."""
-  for run in runners.values():
-    for _ in range(warmup):
-      run()
-  times = {name: [] for name in runners}
-  for _ in range(repeats):
-    for name, run in runners.items():
-      start = time.perf_counter()
-      run()
-      times[name].append(time.perf_counter() - start)
-  return {name: statistics.median(values) for name, values in times.items()}
+def median_times(runners, repeats, warmup=3):
+  """Each runner's median step time, its rounds ordered as `run.py`'s
+  (`measure.time_interleaved`: every runner after every other equally
+  often)."""
+  from measure import time_interleaved  # pylint: disable=import-outside-toplevel
+  return {name: statistics.median(times) for name, times in
+          time_interleaved(runners, repeats, warmup).items()}
 
 
 def problem(rows, width, touched, seed=0):
@@ -133,10 +127,10 @@ def jax_cell(rows, width, touched, algorithm, repeats):
     return run
 
   # The dense step on a big table is slow: fewer repeats, timed alone.
-  times.update(time_interleaved({
+  times.update(median_times({
       "jaxopt_port": transform_runner(ports[algorithm](), True),
       "roofline": roofline_runner(), "dedup": dedup_runner()}, repeats))
-  times.update(time_interleaved(
+  times.update(median_times(
       {"dense": transform_runner(dense[algorithm](), False)},
       max(3, repeats // 4), warmup=1))
   return times
@@ -167,7 +161,7 @@ def tf_cell(rows, width, touched, algorithm, repeats):
           values, indices, tf.constant([rows, width])), variable)])
 
     runners[name] = step
-  return time_interleaved(runners, repeats)
+  return median_times(runners, repeats)
 
 
 def cell_in_process(task):

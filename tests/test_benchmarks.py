@@ -1,6 +1,8 @@
 """benchmarks/run.py --quick runs and writes valid results (no timing is
 asserted: benchmarks are not tests)."""
 
+import collections
+import functools
 import json
 import os
 import subprocess
@@ -99,3 +101,38 @@ def test_sparse_quick_run_writes_every_column(tmp_path):
     assert all(t > 0 for t in record["times"].values())
   table = (tmp_path / "sparse.md").read_text(encoding="utf-8")
   assert table.count("| 100,000 x 16 | 256 |") == 4
+
+
+def test_interleaved_rounds_balance_what_runs_before_each_runner():
+  # A runner's time can depend on the runner just before it, so over a cycle
+  # of rounds every runner must follow every other equally often and take
+  # every place equally often. The old rotation of one fixed order gave each
+  # runner the same predecessor in every round.
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  try:
+    import measure  # pylint: disable=import-outside-toplevel
+  finally:
+    sys.path.pop(0)
+  for count in range(2, 8):
+    calls = []
+    runners = {f"r{i}": functools.partial(calls.append, i)
+               for i in range(count)}
+    cycle = 2 * count if count % 2 else count
+    times = measure.time_interleaved(runners, 2 * cycle, warmup=0)
+    assert all(len(samples) == 2 * cycle for samples in times.values())
+    rounds = [calls[start:start + count]
+              for start in range(0, len(calls), count)]
+    assert all(sorted(order) == list(range(count)) for order in rounds)
+    followed = collections.Counter(
+        (order[place - 1], order[place])
+        for order in rounds for place in range(1, count))
+    assert set(followed) == {(a, b) for a in range(count)
+                             for b in range(count) if a != b}, count
+    assert len(set(followed.values())) == 1, (count, followed)
+    places = collections.Counter(
+        (order[place], place) for order in rounds for place in range(count))
+    assert len(places) == count * count and len(set(places.values())) == 1
+    # Continued from a later round, the same cycle goes on.
+    calls.clear()
+    measure.time_interleaved(runners, cycle, warmup=0, first_round=1)
+    assert calls[:count] == rounds[1]
