@@ -136,3 +136,43 @@ def test_interleaved_rounds_balance_what_runs_before_each_runner():
     calls.clear()
     measure.time_interleaved(runners, cycle, warmup=0, first_round=1)
     assert calls[:count] == rounds[1]
+
+
+def _benchmark_module(name):
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  try:
+    return __import__(name)
+  finally:
+    sys.path.pop(0)
+
+
+def test_fit_lines_show_the_fast_mode_and_the_same_configuration():
+  # This machine runs a step in one of two modes (26 or 33.5 ms for the
+  # transformer, in runs of several steps), so a median of epochs counts
+  # fast epochs; the fastest epochs and the bridge against native in the
+  # same configuration show what the bridge itself costs.
+  report = _benchmark_module("report")
+
+  def fit(epochs, jit_compile):
+    return {"steps_per_second": float(sorted(epochs)[len(epochs) // 2]),
+            "epoch_steps_per_second": epochs, "first_epoch_seconds": 1.0,
+            "final_loss": 0.0, "jit_compile": jit_compile}
+
+  fits = {"keras3": fit([28.0, 25.0, 28.0, 25.0], False),
+          "keras3 jit_compile=True": fit([37.0, 37.0, 25.0, 37.0], True),
+          "keras3 jit_compile=False": fit([28.0, 28.0, 25.0, 28.0], False),
+          "tf_bridge": fit([25.0, 28.0, 25.0, 25.0], False),
+          "tf_bridge jit_compile=True": fit([25.0, 38.0, 25.0, 25.0], True),
+          "tf_bridge jit_compile=False": fit([28.0, 25.0, 28.0, 28.0],
+                                             False)}
+  lines = report.fit_target_lines(fits, "transformer")
+  assert lines[0] == (
+      "- transformer model.fit steps/s tf_bridge (default, jit_compile=False)"
+      " / best native (keras3 jit_compile=True), median of paired epochs "
+      ">= 1: MISSED, 0.72 (fastest epochs 0.76)")
+  assert lines[1] == (
+      "- transformer model.fit, the same configuration (not a target): "
+      "tf_bridge / keras3 0.95 (fastest epochs 1.00), tf_bridge "
+      "jit_compile=True / keras3 jit_compile=True 0.84 (fastest epochs "
+      "1.03), tf_bridge jit_compile=False / keras3 jit_compile=False 1.00 "
+      "(fastest epochs 1.00)")
