@@ -108,6 +108,53 @@ def test_one_xla_call_traced_once(optimizer):
   assert apply.experimental_get_tracing_count() == 1
 
 
+def _mixed_trajectory(optimizer, initial, gradients, change):
+  """Steps 0, 1, 3, 4 eager, 2 and 5 in a tf.function; `change` (an
+  attribute and its value) set before step 4. Also returns how many times
+  each compiled step of a bridged optimizer was traced before step 3."""
+  keras3 = isinstance(optimizer, keras.optimizers.Optimizer)
+  variables = [(keras.Variable if keras3 else tf.Variable)(
+      value, name=f"variable_{index}") for index, value in enumerate(initial)]
+
+  def apply(step_gradients):
+    testing.apply_gradients(optimizer, step_gradients, variables)
+
+  traced, trajectory, tracings = tf.function(apply), [], None
+  for step, step_gradients in enumerate(gradients[:6]):
+    if step == 3 and hasattr(optimizer, "_fused"):
+      tracings = [compiled.experimental_get_tracing_count() for _, compiled
+                  in optimizer._fused._steps.values()]  # pylint: disable=protected-access
+    if step == 4:
+      setattr(optimizer, *change)
+    (traced if step in (2, 5) else apply)(
+        [tf.constant(g) for g in step_gradients])
+    trajectory.append([np.array(keras.ops.convert_to_numpy(v))
+                       for v in variables])
+  return trajectory, tracings
+
+
+@pytest.mark.parametrize("make,native,change", [
+    (tf_bridge.Adam, keras.optimizers.Adam, ("beta_1", 0.5)),
+    (lambda: tf_bridge.legacy.RMSprop(momentum=0.9),
+     lambda: tf_keras.optimizers.legacy.RMSprop(momentum=0.9),
+     ("epsilon", 0.1))], ids=["keras3", "legacy"])
+def test_eager_and_traced_steps_share_the_compiled_step(make, native, change):
+  # Eager steps call the compiled step's concrete function (cheaper than
+  # the polymorphic call); steps inside a tf.function call it as before.
+  # Both must run the one trace, and a changed hyperparameter a new one.
+  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  initial, gradients = problem(sparse=False)
+  bridged, tracings = _mixed_trajectory(make(), initial, gradients, change)
+  expected, _ = _mixed_trajectory(native(), initial, gradients, change)
+  assert tracings == [1]
+  testing.compare_trajectories(bridged, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="bridge")
+  unchanged, _ = _mixed_trajectory(native(), initial, gradients,
+                                   (change[0], getattr(native(), change[0])))
+  with pytest.raises(AssertionError):
+    testing.compare_trajectories(bridged, unchanged, rtol=1e-5, atol=1e-6)
+
+
 def test_a_variable_without_gradient_is_skipped():
   variables = [keras.Variable(np.ones(3, np.float32), name="a"),
                keras.Variable(np.ones(2, np.float32), name="b")]

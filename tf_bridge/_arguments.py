@@ -4,6 +4,7 @@ checks, and hyperparameters given as something TensorFlow evaluates."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from typing import Any, Callable, Sequence
@@ -142,15 +143,24 @@ def is_runtime(factory: Callable[..., Any], name: str, value: Any) -> bool:
   takes them: fed to the step each time it runs, not read when it is
   traced."""
   tf = sys.modules.get("tensorflow")
-  if tf is None or is_bridged(value) or isinstance(value, (type, str)):
+  # Numbers first: asked for every argument at every eager step.
+  if tf is None or isinstance(value, (int, float, np.number, np.ndarray,
+                                      type, str)) or is_bridged(value):
     return False
-  parameter = inspect.signature(factory).parameters.get(name)
-  numeric = parameter is not None and (
-      parameter.default is inspect.Parameter.empty
+  return name in _numeric_parameters(factory) and (
+      tf.is_tensor(value) or isinstance(value, tf.Variable)
+      or callable(value))
+
+
+@functools.lru_cache(maxsize=None)
+def _numeric_parameters(factory: Callable[..., Any]) -> frozenset[str]:
+  """The factory's parameters that take a number: without a default, or
+  with a number (not a bool) as default."""
+  return frozenset(
+      name for name, parameter in inspect.signature(factory).parameters.items()
+      if parameter.default is inspect.Parameter.empty
       or (isinstance(parameter.default, (int, float))
           and not isinstance(parameter.default, bool)))
-  return numeric and (tf.is_tensor(value) or isinstance(value, tf.Variable)
-                      or callable(value))
 
 
 def runtime_value(value: Any, iterations: Any) -> Any:
