@@ -103,16 +103,21 @@ def test_sparse_quick_run_writes_every_column(tmp_path):
   assert table.count("| 100,000 x 16 | 256 |") == 4
 
 
+def _benchmark_module(name):
+  """A module of benchmarks/ (not a package)."""
+  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+  try:
+    return __import__(name)
+  finally:
+    sys.path.pop(0)
+
+
 def test_interleaved_rounds_balance_what_runs_before_each_runner():
   # A runner's time can depend on the runner just before it, so over a cycle
   # of rounds every runner must follow every other equally often and take
   # every place equally often. The old rotation of one fixed order gave each
   # runner the same predecessor in every round.
-  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-  try:
-    import measure  # pylint: disable=import-outside-toplevel
-  finally:
-    sys.path.pop(0)
+  measure = _benchmark_module("measure")
   for count in range(2, 8):
     calls = []
     runners = {f"r{i}": functools.partial(calls.append, i)
@@ -136,14 +141,6 @@ def test_interleaved_rounds_balance_what_runs_before_each_runner():
     calls.clear()
     measure.time_interleaved(runners, cycle, warmup=0, first_round=1)
     assert calls[:count] == rounds[1]
-
-
-def _benchmark_module(name):
-  sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-  try:
-    return __import__(name)
-  finally:
-    sys.path.pop(0)
 
 
 def test_fit_lines_show_the_fast_mode_and_the_same_configuration():
