@@ -147,10 +147,10 @@ def fit_target_lines(fits: dict, model: str) -> list[str]:
                  f"{default}) / best native ({best}), median of paired "
                  f"epochs >= 1: {_status(speed >= 1)}, {speed:.2f} "
                  f"(fastest epochs {fastest:.2f})")
-    pairs = [(f"{bridged_fit}{suffix}", f"{native}{suffix}")
-             for native in natives[:1] for suffix in (
-                 "", " jit_compile=True", " jit_compile=False")]
-    pairs = [(b, n) for b, n in pairs if b in fits and n in fits]
+    native = natives[0]  # The host's default configuration.
+    pairs = [(bridged_fit + suffix, native + suffix)
+             for suffix in ("", " jit_compile=True", " jit_compile=False")
+             if bridged_fit + suffix in fits and native + suffix in fits]
     if len(pairs) > 1:
       ratios = [(b, n, *_fit_speed_ratios(fits[b], fits[n]))
                 for b, n in pairs]
@@ -158,7 +158,6 @@ def fit_target_lines(fits: dict, model: str) -> list[str]:
           f"- {model} model.fit, the same configuration (not a target): "
           + ", ".join(f"{b} / {n} {median:.2f} (fastest epochs "
                       f"{fastest:.2f})" for b, n, median, fastest in ratios))
-    native = natives[0]  # The host's default configuration.
     first = (fits[bridged_fit]["first_epoch_seconds"]
              / fits[native]["first_epoch_seconds"])
     lines.append(f"- {model} model.fit first epoch {bridged_fit} / {native} "
@@ -215,7 +214,8 @@ def markdown(records, memory, fits, settings,
             if settings.get("tensorflow") else "") + "). Median step time "
          f"of {settings['repeats']} interleaved repeats after 2 warm-up "
          "steps (rounds in balanced orders: each implementation after "
-         "every other equally often), ± half the interquartile range relative to the median, "
+         "every other equally often), ± half the interquartile range "
+         "relative to the median, "
          "and in parentheses the fraction of the roofline kernel's "
          "bandwidth (roofline time / step time). The JAX columns are "
          "interleaved in one process, set up once per implementation in "

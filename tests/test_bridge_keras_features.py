@@ -96,7 +96,7 @@ def test_one_xla_call_traced_once(optimizer):
   initial, gradients = problem(sparse=False)
   keras_trajectory(optimizer, initial, gradients[:3])
   steps = optimizer._fused._steps  # pylint: disable=protected-access
-  ((step, apply),) = steps.values()
+  ((step, apply, _),) = steps.values()
   assert op_types(step).count("XlaCallModule") == 1
   # Beside it only identities: an op TensorFlow's XLA compiler has no kernel
   # of its own for (jax2tf's PreventGradient on every output, without a
@@ -122,8 +122,9 @@ def _mixed_trajectory(optimizer, initial, gradients, change):
   traced, trajectory, tracings = tf.function(apply), [], None
   for step, step_gradients in enumerate(gradients[:6]):
     if step == 3 and hasattr(optimizer, "_fused"):
-      tracings = [compiled.experimental_get_tracing_count() for _, compiled
-                  in optimizer._fused._steps.values()]  # pylint: disable=protected-access
+      steps = optimizer._fused._steps.values()  # pylint: disable=protected-access
+      tracings = [compiled.experimental_get_tracing_count()
+                  for _, compiled, _ in steps]
     if step == 4:
       setattr(optimizer, *change)
     (traced if step in (2, 5) else apply)(

@@ -252,8 +252,8 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
                             tf.constant(TABLE))
     testing.apply_gradients(optimizer, [grad], [variable])
     fused = optimizer._fused  # pylint: disable=protected-access
-    (_, apply), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
-                   if k[0] == "tf"]
+    (_, apply, _), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
+                      if k[0] == "tf"]
     def tf_variable_of(v):
       return v.value if isinstance(v, keras.Variable) else v
     tf_variable = tf_variable_of(variable)

@@ -37,7 +37,7 @@ from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
 # the same step (a model compiled again, a tuner's next trial, a fold) reuses
 # the converted and compiled step instead of paying its first call again.
 # The most recent ones are kept.
-_SHARED_STEPS: collections.OrderedDict[Any, tuple[Any, Any]] = (
+_SHARED_STEPS: collections.OrderedDict[Any, tuple[Any, Any, Any]] = (
     collections.OrderedDict())
 _SHARED_STEPS_KEPT = 16
 
@@ -102,9 +102,6 @@ class FusedTransform:
     self._takes_learning_rate = (
         "learning_rate" in inspect.signature(factory).parameters)
     self._steps: dict[Any, Any] = {}
-    # id of a compiled apply: (it, kept so the id stays its, and its eager
-    # caller); see `compiled_apply`.
-    self._concrete: dict[int, tuple[Any, Any]] = {}
     # Counts the changes of arguments and layout (a host's caches key on it).
     self.version = 0
     self._fed: dict[str, Callable[[], Any]] = {}
@@ -173,7 +170,6 @@ class FusedTransform:
 
   def _changed(self) -> None:
     self._steps.clear()
-    self._concrete.clear()
     self.version += 1
 
   def transform(self, learning_rate: Any, runtime: dict[str, Any] | None = None
@@ -459,16 +455,15 @@ class FusedTransform:
     types at every step, a quarter of a small model's eager step.
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    apply = self._compiled(present, sparse, decay, inputs)[1]
+    _, apply, eager = self._compiled(present, sparse, decay, inputs)
     if any(sparse) or tf.distribute.has_strategy() or (
         not tf.executing_eagerly()):
       return apply
-    if id(apply) not in self._concrete:
-      self._concrete[id(apply)] = (apply, _eager_caller(apply))
-    return self._concrete[id(apply)][1]
+    return eager
 
   def _compiled(self, present, sparse, decay, inputs):
-    """(converted step, compiled apply) for the signature: this instance's,
+    """(converted step, compiled apply, its eager caller: see
+    `_compile_apply`) for the signature: this instance's,
     else another instance's of the same program (`_SHARED_STEPS`), else
     new. A dense step is traced to a jaxpr first, which keys the sharing
     and is what gets converted: a shared step replays that program, never
@@ -482,7 +477,7 @@ class FusedTransform:
       dtypes = [v.dtype for v in [*inputs[0], *inputs[2]]]
       if any(sparse):
         converted = _convert(step, sparse, row_shapes)
-        self._steps[key] = (converted, _compile_apply(
+        self._steps[key] = (converted, *_compile_apply(
             converted, self._float64, dtypes))
       else:
         with self.precision():
@@ -492,8 +487,8 @@ class FusedTransform:
         shared = _SHARED_STEPS.pop(program, None)
         if shared is None:
           converted = _convert(_replay(closed, shapes), sparse, row_shapes)
-          shared = (converted, _compile_apply(converted, self._float64,
-                                              dtypes))
+          shared = (converted, *_compile_apply(converted, self._float64,
+                                               dtypes))
         _SHARED_STEPS[program] = shared  # The most recent last.
         while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
           _SHARED_STEPS.popitem(last=False)
@@ -632,7 +627,8 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
 def _compile_apply(step: Callable[..., Any], float64: bool,
                    dtypes: Sequence[Any]):
   """`step` (converted) with the variables read and assigned in one
-  `tf.function(jit_compile=True)`: `compiled_apply`. It takes the
+  `tf.function(jit_compile=True)`: `compiled_apply`, and the same called
+  through its concrete function (`_eager_caller`). It takes the
   variables' resource handles (`dtypes`: theirs, params then state): a
   function taking variables keeps weak references to the ones created
   inside a `tf.function` (tf_keras's slots), and calling it after they are
@@ -654,13 +650,14 @@ def _compile_apply(step: Callable[..., Any], float64: bool,
       tf.raw_ops.AssignVariableOp(resource=handle, value=value)
     # An output, so that graphs can depend on the update having run.
     return tf.constant(True)
-  return apply
+  return apply, _eager_caller(apply)
 
 
 def _eager_caller(apply: Any) -> Callable[..., Any]:
   """`apply` called through its concrete function for the first call's
   arguments (eagerly and outside a distribution strategy, a `tf.function`
-  keys its traces on the arguments' types alone, which a dense step's keep)."""
+  keys its traces on the arguments' types alone, which a dense step's keep,
+  also in the instances that share it)."""
   concrete = []
 
   def call(*arguments):
