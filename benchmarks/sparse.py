@@ -46,8 +46,9 @@ ALGORITHMS = {
     "lazy_adam": (2, None, {"learning_rate": 0.001}),
 }
 FULL = {"tables": [(1_000_000, 64), (10_000_000, 32)], "touched": [256, 4096],
-        "repeats": 20}
-QUICK = {"tables": [(100_000, 16)], "touched": [256], "repeats": 10}
+        "repeats": 100, "dense_repeats": 5}
+QUICK = {"tables": [(100_000, 16)], "touched": [256], "repeats": 10,
+         "dense_repeats": 3}
 
 
 def median_times(runners, repeats, warmup=3):
@@ -66,7 +67,7 @@ def problem(rows, width, touched, seed=0):
   return indices, values
 
 
-def jax_cell(rows, width, touched, algorithm, repeats):
+def jax_cell(rows, width, touched, algorithm, repeats, dense_repeats):
   import jax  # pylint: disable=import-outside-toplevel
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   import optax  # pylint: disable=import-outside-toplevel
@@ -126,13 +127,14 @@ def jax_cell(rows, width, touched, algorithm, repeats):
       jax.block_until_ready(dedup(indices, values))
     return run
 
-  # The dense step on a big table is slow: fewer repeats, timed alone.
+  # The dense step on a big table is slow (up to 2 s): fewer repeats, timed
+  # alone.
   times.update(median_times({
       "jaxopt_port": transform_runner(ports[algorithm](), True),
       "roofline": roofline_runner(), "dedup": dedup_runner()}, repeats))
   times.update(median_times(
       {"dense": transform_runner(dense[algorithm](), False)},
-      max(3, repeats // 4), warmup=1))
+      dense_repeats, warmup=1))
   return times
 
 
@@ -224,7 +226,8 @@ def main(argv=None):
       for algorithm in ALGORITHMS:
         task = {"rows": rows, "width": width, "touched": touched,
                 "algorithm": algorithm, "repeats": settings["repeats"]}
-        times = cell_in_process({"kind": "jax", **task})
+        times = cell_in_process({"kind": "jax", **task, "dense_repeats":
+                                 settings["dense_repeats"]})
         if not args.no_tf:
           times.update(cell_in_process({"kind": "tf", **task}))
         records.append({**task, "times": times})
