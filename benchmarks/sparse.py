@@ -226,8 +226,8 @@ def main(argv=None):
       for algorithm in ALGORITHMS:
         task = {"rows": rows, "width": width, "touched": touched,
                 "algorithm": algorithm, "repeats": settings["repeats"]}
-        times = cell_in_process({"kind": "jax", **task, "dense_repeats":
-                                 settings["dense_repeats"]})
+        times = cell_in_process({"kind": "jax", **task,
+                                 "dense_repeats": settings["dense_repeats"]})
         if not args.no_tf:
           times.update(cell_in_process({"kind": "tf", **task}))
         records.append({**task, "times": times})
