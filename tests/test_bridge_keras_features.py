@@ -2,6 +2,7 @@
 decay exclusions, positional arguments, one XLA call per step, skipped
 variables, loss scaling, plain state variables, argument names."""
 
+import jax
 import jaxopt_port
 import keras
 import numpy as np
@@ -402,3 +403,74 @@ def test_a_shared_step_keeps_its_program_when_its_first_owner_changes():
   testing.compare_trajectories(got, want, rtol=1e-5, atol=1e-6,
                                actual_name="bridge",
                                initial=[*initial, *initial])
+
+
+@pytest.mark.parametrize("make,native", [
+    (tf_bridge.Adam, keras.optimizers.Adam),
+    (tf_bridge.legacy.Adam, tf_keras.optimizers.legacy.Adam),
+], ids=["keras3", "legacy"])
+def test_instances_share_the_step_whatever_their_variables_are_named(
+    make, native, monkeypatch):
+  """Keras numbers a second model's layers on from the first's (`dense_12`
+  after `dense_11`), and the transform sees the variables keyed by name, so
+  the second model's step walks its variables (and keeps their slots) in
+  another order: `w, w_1, w_10, w_11, w_2, ...` against `w_12, ..., w_23`.
+  It is still the same program, and shared. The shapes repeat, so a slot
+  fed to another variable's step would go unnoticed by a shape check; each
+  trajectory equals its native twin's."""
+  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  conversions = []
+  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
+  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
+                      lambda *args, **kwargs: conversions.append(1) or
+                      convert(*args, **kwargs))
+  shapes = [(3,), (3,), (2, 2), (3,), (3,), (4,), (3,), (3,), (2, 2), (3,),
+            (3,), (3,)]
+  initial, gradients = testing.seeded_problem(4, 5, 1.0, shapes)
+
+  def trajectory(optimizer, first_name):
+    keras3 = isinstance(optimizer, keras.optimizers.Optimizer)
+    names = [f"w_{index}" if index else "w" for index in
+             range(first_name, first_name + len(shapes))]
+    variables = [(keras.Variable if keras3 else tf.Variable)(value, name=name)
+                 for value, name in zip(initial, names)]
+    steps = []
+    for step_gradients in gradients:
+      testing.apply_gradients(optimizer, [tf.constant(g)
+                                          for g in step_gradients], variables)
+      steps.append([np.array(keras.ops.convert_to_numpy(v))
+                    for v in variables])
+    return steps
+
+  for first_name in (0, len(shapes)):
+    testing.compare_trajectories(
+        trajectory(make(0.05, beta_1=0.83), first_name),
+        trajectory(native(0.05, beta_1=0.83), first_name),
+        rtol=1e-5, atol=1e-6, actual_name="bridge", initial=initial)
+    if first_name == 0:
+      first = len(conversions)
+      assert first >= 1
+  assert len(conversions) == first
+
+
+def test_steps_differing_in_a_constant_inside_a_jitted_helper_are_not_shared():
+  """A transform may call a jitted helper that closes over an array; the
+  traced step shows that array's shape, not its values, so two instances
+  whose helpers close over different values must not share one step."""
+
+  def scaled_sgd(learning_rate=0.1, scale=1.0):
+    factor = np.full((3,), scale, np.float32)
+    scaled = jax.jit(lambda gradient: gradient * factor)
+
+    def update(grads, state, params=None):
+      del params
+      return jax.tree.map(lambda g: -learning_rate * scaled(g), grads), state
+    return optax.GradientTransformation(lambda params: optax.EmptyState(),
+                                        update)
+
+  optimizer_class = tf_bridge.keras_optimizer(scaled_sgd)
+  for scale in (1.0, 2.0):
+    variable = keras.Variable(np.zeros(3, np.float32))
+    optimizer_class(scale=scale).apply([tf.ones(3)], [variable])
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(variable),
+                               np.full(3, -0.1 * scale), rtol=1e-6)

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import jax.extend
@@ -33,10 +33,10 @@ from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
                                   stand_in)
 
 # Compiled steps shared by optimizer instances in this process, keyed by the
-# step's program (its jaxpr and constants): a new optimizer that computes
-# the same step (a model compiled again, a tuner's next trial, a fold) reuses
-# the converted and compiled step instead of paying its first call again.
-# The most recent ones are kept.
+# step's program (`_program_key`): a new optimizer that computes the same
+# step (a model compiled again, a tuner's next trial, a fold) reuses the
+# converted and compiled step instead of paying its first call again. The
+# most recent ones are kept.
 _SHARED_STEPS: collections.OrderedDict[Any, tuple[Any, Any, Any]] = (
     collections.OrderedDict())
 _SHARED_STEPS_KEPT = 16
@@ -109,6 +109,7 @@ class FusedTransform:
     self.keys: list[str] = []
     self._treedef: Any = None
     self._roles: list[int | None] = []
+    self._stored_order: list[int] = []
     self._leaf_names: list[str] = []
     self._param_specs: dict[str, jax.ShapeDtypeStruct] = {}
     self._from_params: list[bool] = []
@@ -327,6 +328,12 @@ class FusedTransform:
                              for leaf in jax.tree.leaves(state)]
     self._kept_dtypes = [leaf.value.dtype for leaf in leaves]
     self._roles = [leaf.slot_of for leaf in leaves]
+    positions = {key: index for index, key in enumerate(keys)}
+    stored_paths = [_positional_path(path, positions)
+                    for (path, _), leaf in zip(paths_and_leaves, leaves)
+                    if leaf.stored]
+    self._stored_order = sorted(range(len(stored_paths)),
+                                key=stored_paths.__getitem__)
     self._leaf_names = [leaf.name for leaf in leaves]
     self._derived = [leaf.derived for leaf in leaves]
     self._empty = {index: leaf.value for index, leaf in enumerate(leaves)
@@ -406,6 +413,9 @@ class FusedTransform:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     present = tuple(g is not None for g in grads)
     iterations = tf.cast(tf.convert_to_tensor(iterations), tf.int32)
+    # The compiled step takes the stored leaves in an order independent of
+    # the variables' names, so that instances can share it.
+    state_variables = [state_variables[i] for i in self._stored_order]
 
     def update_on_device(_, variables, grads, state_variables, learning_rate):
       grads, row_indices, sparse = step_gradients(grads, variables,
@@ -440,15 +450,16 @@ class FusedTransform:
     grads, state_leaves, learning_rate, row_indices, iterations) -> (params,
     state)`, lists in variable order; the state leaves are the stored ones
     (not the `derived` count, which comes from Keras's `iterations` before
-    this step's increment). Variables without a gradient (`present` False)
-    keep their value and their slots, as Keras skips them. A `sparse`
-    variable's gradient is the values of its `tf.IndexedSlices` and
-    `row_indices` holds their indices (one int32 vector per sparse variable,
-    of any length): the transform takes them as a `jaxopt_port.RowSparse`, so
-    a "rows" optimizer reads and writes only the touched rows. `decay` holds
-    Keras 3's weight decay rate per variable (0 for none), applied first as
-    Keras's `_apply_weight_decay` would. `inputs`: the call's arguments,
-    with the variables themselves (their shapes and dtypes are traced).
+    this step's increment), in `_stored_order`. Variables without a
+    gradient (`present` False) keep their value and their slots, as Keras
+    skips them. A `sparse` variable's gradient is the values of its
+    `tf.IndexedSlices` and `row_indices` holds their indices (one int32
+    vector per sparse variable, of any length): the transform takes them as
+    a `jaxopt_port.RowSparse`, so a "rows" optimizer reads and writes only
+    the touched rows. `decay` holds Keras 3's weight decay rate per variable
+    (0 for none), applied first as Keras's `_apply_weight_decay` would.
+    `inputs`: the call's arguments, with the variables themselves (their
+    shapes and dtypes are traced).
 
     Called eagerly outside a distribution strategy, a dense step runs its
     concrete function: the `tf.function`'s own call matches the arguments'
@@ -473,7 +484,8 @@ class FusedTransform:
     key = ("tf", present, sparse, decay, self.runtime_names)
     if key not in self._steps:
       row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
-      step = self._jax_step(present, sparse, decay)
+      step = _in_stored_order(self._jax_step(present, sparse, decay),
+                              self._stored_order)
       dtypes = [v.dtype for v in [*inputs[0], *inputs[2]]]
       if any(sparse):
         converted = _convert(step, sparse, row_shapes)
@@ -483,7 +495,7 @@ class FusedTransform:
         with self.precision():
           closed, shapes = jax.make_jaxpr(step, return_shape=True)(
               *jax.tree.map(_spec_of, inputs))
-        program = _program_key(closed, self._float64)
+        program = _program_key(closed)
         shared = _SHARED_STEPS.pop(program, None)
         if shared is None:
           converted = _convert(_replay(closed, shapes), sparse, row_shapes)
@@ -679,16 +691,84 @@ def _precision(float64: bool) -> Any:
   return jax.enable_x64(True) if float64 else contextlib.nullcontext()
 
 
-def _program_key(closed: Any, float64: bool) -> tuple[Any, ...]:
-  """What identifies a traced step's computation: its jaxpr (equations,
-  shapes, dtypes, literals) and its constants' values."""
-  constants = hashlib.sha256()
-  for constant in closed.consts:
+def _program_key(closed: Any) -> tuple[Any, ...]:
+  """What identifies a traced step's computation, whatever order the
+  transform visited the variables in: a digest of each output's
+  computation, built from each equation's printed form (primitive,
+  parameters, literals, shapes; the constants of the jaxprs among its
+  parameters, which print as shapes only, by value) and its inputs'
+  digests, back to the step's arguments by position and its constants by
+  value. Keras names a second model's variables on from the first's
+  (`dense_12` after `dense_11`) and the transform sees them as a dict
+  sorted by name, so the same step can come traced in another order: it
+  gets the same key, and any other difference another one."""
+
+  def digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+  def value(constant: Any) -> str:
     constant = np.asarray(constant)
-    constants.update(f"{constant.dtype}{constant.shape}".encode())
-    constants.update(constant.tobytes())
-  return (str(closed.jaxpr), constants.hexdigest(), float64,
-          jax.config.jax_enable_x64)
+    return digest("constant", f"{constant.dtype}{constant.shape}",
+                  constant.tobytes().hex())
+
+  jaxpr = closed.jaxpr
+  digests = {var: digest("argument", str(position), str(var.aval))
+             for position, var in enumerate(jaxpr.invars)}
+  for var, constant in zip(jaxpr.constvars, closed.consts):
+    digests[var] = value(constant)
+
+  def of(atom: Any) -> str:
+    # A literal is printed in its equation.
+    return (repr(atom) if isinstance(atom, jax.extend.core.Literal)
+            else digests[atom])
+
+  for equation in jaxpr.eqns:
+    operation = digest(repr(equation), *map(of, equation.invars),
+                       *map(value, _nested_constants(equation.params)))
+    for index, var in enumerate(equation.outvars):
+      digests[var] = digest(operation, str(index))
+  # The arguments' shapes and dtypes, also of those the step does not read:
+  # the converted step takes them.
+  return (tuple(str(var.aval) for var in jaxpr.invars),
+          tuple(map(of, jaxpr.outvars)), jax.config.jax_enable_x64)
+
+
+def _nested_constants(params: dict[str, Any]) -> Iterator[Any]:
+  """The constants of the closed jaxprs in an equation's parameters (a
+  jitted helper closing over an array), at any depth."""
+  for parameter in params.values():
+    for item in (parameter if isinstance(parameter, (tuple, list))
+                 else (parameter,)):
+      if isinstance(item, jax.extend.core.ClosedJaxpr):
+        yield from item.consts
+        item = item.jaxpr
+      if isinstance(item, jax.extend.core.Jaxpr):
+        for equation in item.eqns:
+          yield from _nested_constants(equation.params)
+
+
+def _in_stored_order(step: Callable[..., Any], order: Sequence[int]
+                     ) -> Callable[..., Any]:
+  """`step` taking and returning its stored state leaves in `order` (their
+  positions in the state's leaf order)."""
+  inverse = np.argsort(order)
+
+  def reordered(params, grads, stored_leaves, *arguments):
+    new_params, new_leaves = step(
+        params, grads, [stored_leaves[i] for i in inverse], *arguments)
+    return new_params, [new_leaves[i] for i in order]
+  return reordered
+
+
+def _positional_path(path: tuple[Any, ...], positions: dict[str, int]
+                     ) -> tuple[tuple[str, Any], ...]:
+  """A state leaf's tree path with each variable's key replaced by the
+  variable's position: the same leaf of the same step under other variable
+  names."""
+  return tuple(
+      ("variable", positions[entry.key])
+      if isinstance(entry, jax.tree_util.DictKey) and entry.key in positions
+      else ("entry", str(entry)) for entry in path)
 
 
 def _replay(closed: Any, shapes: Any) -> Callable[..., Any]:
