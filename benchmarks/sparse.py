@@ -230,7 +230,8 @@ def main(argv=None):
                                  "dense_repeats": settings["dense_repeats"]})
         if not args.no_tf:
           times.update(cell_in_process({"kind": "tf", **task}))
-        records.append({**task, "times": times})
+        records.append({**task, "dense_repeats": settings["dense_repeats"],
+                        "times": times})
         print(markdown(records[-1:]).splitlines()[-1], flush=True)
   with open(os.path.join(out, "sparse.json"), "w", encoding="utf-8") as f:
     json.dump({"records": records}, f, indent=1)

@@ -92,8 +92,9 @@ def test_sparse_quick_run_writes_every_column(tmp_path):
   columns = {"native", "tf_bridge.legacy", "jaxopt_port", "roofline",
              "dedup", "dense"}
   for record in records:
-    assert (record["rows"], record["width"], record["touched"]) == (
-        100_000, 16, 256)
+    assert (record["rows"], record["width"], record["touched"],
+            record["repeats"], record["dense_repeats"]) == (
+                100_000, 16, 256, 10, 3)
     # TF Addons' LazyAdam cannot run beside TensorFlow 2.21: no native.
     expected = columns - ({"native"} if record["algorithm"] == "lazy_adam"
                           else set())
