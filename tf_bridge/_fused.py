@@ -474,23 +474,27 @@ class FusedTransform:
 
   def _compiled(self, present, sparse, decay, inputs):
     """(converted step, compiled apply, its eager caller: see
-    `_compile_apply`) for the signature: this instance's,
-    else another instance's of the same program (`_SHARED_STEPS`), else
-    new. A dense step is traced to a jaxpr first, which keys the sharing
-    and is what gets converted: a shared step replays that program, never
-    an instance's Python (whose hyperparameters may change later). A sparse
-    step's gradient length is symbolic; it is converted from the Python
-    step and kept by its instance only."""
+    `_compile_apply`) for the signature: this instance's, else another
+    instance's of the same program (`_SHARED_STEPS`), else new. A dense
+    step is traced to a jaxpr first, which keys the sharing
+    (`_program_key`) and is what gets converted: a shared step replays that
+    program, never an instance's Python (whose hyperparameters may change
+    later). A sparse step's gradient length is symbolic; it is converted
+    from the Python step and kept by its instance only."""
     key = ("tf", present, sparse, decay, self.runtime_names)
     if key not in self._steps:
-      row_shapes = [self._param_specs[k].shape[1:] for k in self.keys]
       step = _in_stored_order(self._jax_step(present, sparse, decay),
                               self._stored_order)
-      dtypes = [v.dtype for v in [*inputs[0], *inputs[2]]]
+
+      def compiled(step):
+        converted = _convert(step, sparse, [self._param_specs[k].shape[1:]
+                                            for k in self.keys])
+        return (converted, *_compile_apply(
+            converted, self._float64,
+            [v.dtype for v in [*inputs[0], *inputs[2]]]))
+
       if any(sparse):
-        converted = _convert(step, sparse, row_shapes)
-        self._steps[key] = (converted, *_compile_apply(
-            converted, self._float64, dtypes))
+        self._steps[key] = compiled(step)
       else:
         with self.precision():
           closed, shapes = jax.make_jaxpr(step, return_shape=True)(
@@ -498,9 +502,7 @@ class FusedTransform:
         program = _program_key(closed)
         shared = _SHARED_STEPS.pop(program, None)
         if shared is None:
-          converted = _convert(_replay(closed, shapes), sparse, row_shapes)
-          shared = (converted, *_compile_apply(converted, self._float64,
-                                               dtypes))
+          shared = compiled(_replay(closed, shapes))
         _SHARED_STEPS[program] = shared  # The most recent last.
         while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
           _SHARED_STEPS.popitem(last=False)
