@@ -66,11 +66,13 @@ def densify(gradients):
 
 
 def keras_trajectory(optimizer, initial, gradients, *, sparse=False,
-                     in_function=False):
-  """Like `testing.native_trajectory`, with IndexedSlices and tf.function."""
+                     in_function=False, names=None):
+  """Like `testing.native_trajectory`, with IndexedSlices, tf.function and
+  the variables' `names` (default `variable_0`, `variable_1`, ...)."""
   keras3 = isinstance(optimizer, keras.optimizers.Optimizer)
-  variables = [(keras.Variable if keras3 else tf.Variable)(
-      value, name=f"variable_{index}") for index, value in enumerate(initial)]
+  names = names or [f"variable_{index}" for index in range(len(initial))]
+  variables = [(keras.Variable if keras3 else tf.Variable)(value, name=name)
+               for value, name in zip(initial, names)]
 
   def apply(step_gradients):
     testing.apply_gradients(optimizer, step_gradients, variables)

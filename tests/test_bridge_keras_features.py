@@ -428,24 +428,14 @@ def test_instances_share_the_step_whatever_their_variables_are_named(
             (3,), (3,)]
   initial, gradients = testing.seeded_problem(4, 5, 1.0, shapes)
 
-  def trajectory(optimizer, first_name):
-    keras3 = isinstance(optimizer, keras.optimizers.Optimizer)
+  for first_name in (0, len(shapes)):
     names = [f"w_{index}" if index else "w" for index in
              range(first_name, first_name + len(shapes))]
-    variables = [(keras.Variable if keras3 else tf.Variable)(value, name=name)
-                 for value, name in zip(initial, names)]
-    steps = []
-    for step_gradients in gradients:
-      testing.apply_gradients(optimizer, [tf.constant(g)
-                                          for g in step_gradients], variables)
-      steps.append([np.array(keras.ops.convert_to_numpy(v))
-                    for v in variables])
-    return steps
-
-  for first_name in (0, len(shapes)):
     testing.compare_trajectories(
-        trajectory(make(0.05, beta_1=0.83), first_name),
-        trajectory(native(0.05, beta_1=0.83), first_name),
+        keras_trajectory(make(0.05, beta_1=0.83), initial, gradients,
+                         names=names),
+        keras_trajectory(native(0.05, beta_1=0.83), initial, gradients,
+                         names=names),
         rtol=1e-5, atol=1e-6, actual_name="bridge", initial=initial)
     if first_name == 0:
       first = len(conversions)

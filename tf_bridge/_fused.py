@@ -714,7 +714,7 @@ def _program_key(closed: Any) -> tuple[Any, ...]:
                   constant.tobytes().hex())
 
   jaxpr = closed.jaxpr
-  digests = {var: digest("argument", str(position), str(var.aval))
+  digests = {var: digest("argument", str(position))
              for position, var in enumerate(jaxpr.invars)}
   for var, constant in zip(jaxpr.constvars, closed.consts):
     digests[var] = value(constant)
@@ -729,8 +729,8 @@ def _program_key(closed: Any) -> tuple[Any, ...]:
                        *map(value, _nested_constants(equation.params)))
     for index, var in enumerate(equation.outvars):
       digests[var] = digest(operation, str(index))
-  # The arguments' shapes and dtypes, also of those the step does not read:
-  # the converted step takes them.
+  # The arguments' shapes and dtypes (the converted step takes them all,
+  # also those it does not read).
   return (tuple(str(var.aval) for var in jaxpr.invars),
           tuple(map(of, jaxpr.outvars)), jax.config.jax_enable_x64)
 
