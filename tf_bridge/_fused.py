@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -475,39 +476,62 @@ class FusedTransform:
   def _compiled(self, present, sparse, decay, inputs):
     """(converted step, compiled apply, its eager caller: see
     `_compile_apply`) for the signature: this instance's, else another
-    instance's of the same program (`_SHARED_STEPS`), else new. A dense
-    step is traced to a jaxpr first, which keys the sharing
-    (`_program_key`) and is what gets converted: a shared step replays that
-    program, never an instance's Python (whose hyperparameters may change
-    later). A sparse step's gradient length is symbolic; it is converted
-    from the Python step and kept by its instance only."""
+    instance's of the same program (`_SHARED_STEPS`), else new. The step is
+    traced to a jaxpr first, which keys the sharing (`_program_key`). A
+    dense step converts that jaxpr: a shared step replays the program,
+    never an instance's Python (whose hyperparameters may change later). A
+    sparse step's gradient length is symbolic, so it is traced again for
+    each new length (jax2tf's symbols are not the jaxpr's): it converts a
+    step built from a copy of this transform as it is now (`_snapshot`).
+    A transform running another bridged optimizer's (TFA's Lookahead) reads
+    that one's hyperparameters as they are then, so its sparse step is not
+    shared."""
     key = ("tf", present, sparse, decay, self.runtime_names)
     if key not in self._steps:
-      step = _in_stored_order(self._jax_step(present, sparse, decay),
-                              self._stored_order)
+      order = self._stored_order
+      polymorphic = _polymorphic_shapes(
+          sparse, [self._param_specs[k].shape[1:] for k in self.keys])
 
       def compiled(step):
-        converted = _convert(step, sparse, [self._param_specs[k].shape[1:]
-                                            for k in self.keys])
+        converted = _convert(step, polymorphic)
         return (converted, *_compile_apply(
             converted, self._float64,
             [v.dtype for v in [*inputs[0], *inputs[2]]]))
 
+      specs = jax.tree.map(_spec_of, inputs)
       if any(sparse):
-        self._steps[key] = compiled(step)
+        step = _in_stored_order(
+            self._snapshot()._jax_step(present, sparse, decay), order)  # pylint: disable=protected-access
+        if any(map(is_bridged, self._arguments.values())):
+          self._steps[key] = compiled(step)
+          return self._steps[key]
+        with self.precision():
+          closed = jax.make_jaxpr(step)(
+              *jax.export.symbolic_args_specs(specs, polymorphic))
       else:
         with self.precision():
-          closed, shapes = jax.make_jaxpr(step, return_shape=True)(
-              *jax.tree.map(_spec_of, inputs))
-        program = _program_key(closed)
-        shared = _SHARED_STEPS.pop(program, None)
-        if shared is None:
-          shared = compiled(_replay(closed, shapes))
-        _SHARED_STEPS[program] = shared  # The most recent last.
-        while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
-          _SHARED_STEPS.popitem(last=False)
-        self._steps[key] = shared
+          closed, shapes = jax.make_jaxpr(
+              _in_stored_order(self._jax_step(present, sparse, decay), order),
+              return_shape=True)(*specs)
+        step = _replay(closed, shapes)
+      program = _program_key(closed)
+      shared = _SHARED_STEPS.pop(program, None) or compiled(step)
+      _SHARED_STEPS[program] = shared  # The most recent last.
+      while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
+        _SHARED_STEPS.popitem(last=False)
+      self._steps[key] = shared
     return self._steps[key]
+
+  def _snapshot(self) -> FusedTransform:
+    """A copy of this transform whose hyperparameters later changes to this
+    one (`set_argument`, `feed`) leave as they are now. It keeps the fed
+    hyperparameters' names, not their readers (which hold the host, and so
+    its slots, alive: a shared step outlives its first owner)."""
+    snapshot = copy.copy(self)
+    snapshot._arguments = dict(self._arguments)
+    snapshot._fed = dict.fromkeys(self._fed)
+    snapshot._steps = {}
+    return snapshot
 
   def jitted_step(self, present: tuple[bool, ...], sparse: tuple[bool, ...],
                   decay: tuple[float, ...] | None = None):
@@ -784,20 +808,26 @@ def _replay(closed: Any, shapes: Any) -> Callable[..., Any]:
   return step
 
 
-def _convert(step, sparse: tuple[bool, ...],
-             row_shapes: Sequence[tuple[int, ...]]):
-  """`step` as a `tf.function`; a sparse gradient's length is symbolic (one
-  conversion serves every batch), its rows the variable's."""
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+def _polymorphic_shapes(sparse: tuple[bool, ...],
+                        row_shapes: Sequence[tuple[int, ...]]) -> list[Any]:
+  """jax2tf's `polymorphic_shapes` of the step's arguments: a sparse
+  gradient's length is symbolic (one conversion serves every batch), its
+  rows the variable's."""
   lengths = [f"({', '.join(map(str, (f'n{index}', *row_shape)))})"
              if is_sparse else None
              for index, (is_sparse, row_shape) in enumerate(zip(sparse,
                                                                  row_shapes))]
-  polymorphic = [None, lengths, None, None,
-                 [f"(n{index},)" for index, is_sparse in enumerate(sparse)
-                  if is_sparse], None]
-  return tf.function(to_tensorflow(step, polymorphic_shapes=polymorphic),
-                     autograph=False)
+  return [None, lengths, None, None,
+          [f"(n{index},)" for index, is_sparse in enumerate(sparse)
+           if is_sparse], None]
+
+
+def _convert(step: Callable[..., Any], polymorphic_shapes: list[Any]):
+  """`step` as a `tf.function` (`_polymorphic_shapes`: its arguments')."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  return tf.function(
+      to_tensorflow(step, polymorphic_shapes=polymorphic_shapes),
+      autograph=False)
 
 
 def to_tensorflow(function: Callable[..., Any],
