@@ -40,3 +40,12 @@ def test_mirrored_equals_single_device_and_native(report, case):
   assert report[case]["native_max_abs_diff"] < 1e-5
   assert report[case]["variable_types"] == ["MirroredVariable"]
   assert (report[case]["sparse_steps"] > 0) == CASES[case]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_model_built_again_shares_the_compiled_step(report, case):
+  """A tuner's next trial under the strategy: a new model and optimizer,
+  the same program, sparse steps included; nothing converted, the same
+  weights."""
+  assert report[case]["later_model_conversions"] == 0
+  assert report[case]["later_model_max_abs_diff"] < 1e-6

@@ -1,6 +1,8 @@
 """Trains with bridged optimizers on one device and under MirroredStrategy
 over two logical CPUs, and with their native twins under MirroredStrategy;
-prints the largest weight differences per case as JSON.
+then a model built again under the strategy with a new bridged optimizer,
+which shares the first one's compiled step. Prints the largest weight
+differences per case, and how many steps that model converted, as JSON.
 
 Run as its own process: logical devices are fixed at TensorFlow's start.
 """
@@ -24,6 +26,12 @@ import tf_keras  # pylint: disable=wrong-import-position
 
 import tf_bridge  # pylint: disable=wrong-import-position
 import tf_bridge.legacy  # pylint: disable=wrong-import-position
+from tf_bridge import _fused  # pylint: disable=wrong-import-position
+
+CONVERSIONS = []
+_convert = _fused.to_tensorflow
+_fused.to_tensorflow = lambda *args, **kwargs: (CONVERSIONS.append(1) or
+                                                 _convert(*args, **kwargs))
 
 
 def data():
@@ -93,12 +101,16 @@ def main():
     _, native_distributed, _ = train(
         lambda: native(0.05, **arguments),  # pylint: disable=cell-var-from-loop
         legacy, mirrored)
+    converted = len(CONVERSIONS)
+    _, again, _ = train(make, legacy, mirrored)
     report[name] = {
         "max_abs_diff": largest_difference(single, distributed),
         "native_max_abs_diff": largest_difference(native_distributed,
                                                   distributed),
         "moved": largest_difference(initial, distributed),
         "sparse_steps": sparse_steps(optimizer),
+        "later_model_conversions": len(CONVERSIONS) - converted,
+        "later_model_max_abs_diff": largest_difference(distributed, again),
         "variable_types": sorted({
             type(v).__name__ for v in optimizer.variables()} if legacy else {
                 type(v.value).__name__ for v in optimizer.variables}),
