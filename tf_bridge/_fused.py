@@ -483,9 +483,9 @@ class FusedTransform:
     sparse step's gradient length is symbolic, so it is traced again for
     each new length (jax2tf's symbols are not the jaxpr's): it converts a
     step built from a copy of this transform as it is now (`_snapshot`).
-    A transform running another bridged optimizer's (TFA's Lookahead) reads
-    that one's hyperparameters as they are then, so its sparse step is not
-    shared."""
+    A transform running another bridged optimizer's transform (a factory
+    argument, as TFA's Lookahead takes) reads that optimizer's
+    hyperparameters as they are then, so its sparse step is not shared."""
     key = ("tf", present, sparse, decay, self.runtime_names)
     if key not in self._steps:
       order = self._stored_order
@@ -523,10 +523,11 @@ class FusedTransform:
     return self._steps[key]
 
   def _snapshot(self) -> FusedTransform:
-    """A copy of this transform whose hyperparameters later changes to this
-    one (`set_argument`, `feed`) leave as they are now. It keeps the fed
-    hyperparameters' names, not their readers (which hold the host, and so
-    its slots, alive: a shared step outlives its first owner)."""
+    """A copy of this transform that keeps its hyperparameters as they are
+    now, whatever is set on this one later (`set_argument`, `feed`). It
+    keeps the fed hyperparameters' names, not their readers: those are
+    bound to the host, and a shared step outlives its first owner, which
+    it must not keep alive with its slots."""
     snapshot = copy.copy(self)
     snapshot._arguments = dict(self._arguments)
     snapshot._fed = dict.fromkeys(self._fed)
