@@ -498,22 +498,22 @@ class FusedTransform:
             converted, self._float64,
             [v.dtype for v in [*inputs[0], *inputs[2]]]))
 
-      specs = jax.tree.map(_spec_of, inputs)
       if any(sparse):
         step = _in_stored_order(
             self._snapshot()._jax_step(present, sparse, decay), order)  # pylint: disable=protected-access
         if any(map(is_bridged, self._arguments.values())):
           self._steps[key] = compiled(step)
           return self._steps[key]
-        with self.precision():
+      specs = jax.tree.map(_spec_of, inputs)
+      with self.precision():
+        if any(sparse):
           closed = jax.make_jaxpr(step)(
               *jax.export.symbolic_args_specs(specs, polymorphic))
-      else:
-        with self.precision():
+        else:
           closed, shapes = jax.make_jaxpr(
               _in_stored_order(self._jax_step(present, sparse, decay), order),
               return_shape=True)(*specs)
-        step = _replay(closed, shapes)
+          step = _replay(closed, shapes)
       program = _program_key(closed)
       shared = _SHARED_STEPS.pop(program, None) or compiled(step)
       _SHARED_STEPS[program] = shared  # The most recent last.
