@@ -21,6 +21,18 @@ from tf_bridge import testing
 from bridge_cases import built_variables, problem, keras_trajectory
 
 
+@pytest.fixture
+def conversions(monkeypatch):
+  """A list that grows by one each time the bridge converts a step with
+  jax2tf: a step taken from another instance converts nothing."""
+  converted = []
+  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
+  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
+                      lambda *args, **kwargs: converted.append(1) or
+                      convert(*args, **kwargs))
+  return converted
+
+
 @pytest.mark.parametrize("make,native", [
     (lambda: tf_bridge.Adam(amsgrad=True, beta_2=0.9, weight_decay=0.1,
                             clipnorm=0.5, use_ema=True,
@@ -345,7 +357,7 @@ def test_step_runs_where_jax_has_a_gpu_and_tensorflow_does_not(monkeypatch):
     (tf_bridge.legacy.Adam, tf_keras.optimizers.legacy.Adam),
 ], ids=["keras3", "legacy"])
 def test_instances_of_one_program_share_its_compiled_step(make, native,
-                                                          monkeypatch):
+                                                          conversions):
   """A second optimizer that computes the same step (a model compiled
   again, a tuner's next trial) reuses the first one's converted and
   compiled step instead of paying its first call again; one with another
@@ -354,11 +366,6 @@ def test_instances_of_one_program_share_its_compiled_step(make, native,
   the same). Inside a `tf.function`, so tf_keras creates its slots there: a
   shared step must not refer to the first instance's variables, gone by the
   second run. Each run equals its native twin."""
-  conversions = []
-  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
-  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
-                      lambda *args, **kwargs: conversions.append(1) or
-                      convert(*args, **kwargs))
   initial, gradients = problem(sparse=False)
 
   def run(**arguments):
@@ -412,7 +419,7 @@ def test_a_shared_step_keeps_its_program_when_its_first_owner_changes():
     (tf_bridge.legacy.Adam, tf_keras.optimizers.legacy.Adam),
 ], ids=["keras3", "legacy"])
 def test_instances_share_the_step_whatever_their_variables_are_named(
-    make, native, monkeypatch):
+    make, native, conversions):
   """Keras numbers a second model's layers on from the first's (`dense_12`
   after `dense_11`), and the transform sees the variables keyed by name, so
   the second model's step walks its variables (and keeps their slots) in
@@ -421,11 +428,6 @@ def test_instances_share_the_step_whatever_their_variables_are_named(
   fed to another variable's step would go unnoticed by a shape check; each
   trajectory equals its native twin's."""
   tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
-  conversions = []
-  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
-  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
-                      lambda *args, **kwargs: conversions.append(1) or
-                      convert(*args, **kwargs))
   shapes = [(3,), (3,), (2, 2), (3,), (3,), (4,), (3,), (3,), (2, 2), (3,),
             (3,), (3,)]
   initial, gradients = testing.seeded_problem(4, 5, 1.0, shapes)
@@ -451,7 +453,7 @@ def test_instances_share_the_step_whatever_their_variables_are_named(
     (lambda: tf_bridge.legacy.Adagrad(0.05),
      lambda: tf_keras.optimizers.legacy.Adagrad(0.05), {}),
 ], ids=["keras3", "legacy"])
-def test_instances_share_a_sparse_step(make, native, change, monkeypatch):
+def test_instances_share_a_sparse_step(make, native, change, conversions):
   """An embedding model built again in a process (a tuner's next trial)
   shares the first one's sparse step, whatever its variables are named. Its
   batches touch another number of rows, so the shared step is traced again
@@ -460,11 +462,6 @@ def test_instances_share_a_sparse_step(make, native, change, monkeypatch):
   batch repeats a row (Keras 3's TensorFlow backend mishandles that; see
   test_bridged_sparse)."""
   tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
-  conversions = []
-  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
-  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
-                      lambda *args, **kwargs: conversions.append(1) or
-                      convert(*args, **kwargs))
   initial = problem(sparse=False)[0]
   rng = np.random.default_rng(3)
 
