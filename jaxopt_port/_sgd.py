@@ -48,7 +48,8 @@ def sgd_update_step(momentum: Any = 0.0, nesterov: bool = False) -> UpdateStep:
       # The same values through a select XLA cannot fold (`iteration` is
       # never negative), so that `p + updates` compiles into one loop with
       # it: a lone `p + m` is a wrapped instruction on XLA's CPU backend,
-      # which does not vectorize it (about 15 % slower; benchmarks/RESULTS.md).
+      # which does not vectorize it (a step 8-12 % slower; see
+      # benchmarks/RESULTS.md).
       updates = jax.tree.map(lambda m: jnp.where(iteration >= 0, m, 0),
                              velocity)
     return updates, SGDSlots(velocity)

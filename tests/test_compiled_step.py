@@ -2,7 +2,7 @@
 asserted on the optimized HLO, never on times. XLA's CPU backend emits an
 elementwise instruction that it fused with nothing as a "wrapped" one
 (`wrapped_add`) and does not vectorize it: SGD with momentum's lone `p + m`
-made its step about 9 % slower than optax's (benchmarks/RESULTS.md)."""
+made its step 8-12 % slower (benchmarks/RESULTS.md)."""
 
 import re
 
