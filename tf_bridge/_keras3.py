@@ -193,12 +193,12 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     grads = _checks.tensor_slices(grads)
     if trainable_variables is not None:
       trainable_variables = list(trainable_variables)
+      if self.built and grads:
+        # Keras's own check, first, as its `apply` makes it.
+        self._check_variables_are_known(trainable_variables)
     variables = (self._trainable_variables if trainable_variables is None
                  else trainable_variables)
     checked = _checks.check_gradients(type(self).__name__, grads, variables)
-    if self.built:
-      _checks.check_built_for(type(self).__name__, self._trainable_variables,
-                              variables, key=self._var_key)
     with checked:
       return super().apply(grads, trainable_variables)
 
