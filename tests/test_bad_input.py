@@ -204,8 +204,51 @@ def test_bridge_refuses_bad_gradients_atomically(trained, make_grads, error,
   step(good_grads())  # Still usable.
 
 
+def _outcome(call):
+  """What a call did: "returned", or its error's type and message."""
+  try:
+    call()
+  except Exception as error:  # pylint: disable=broad-except
+    return type(error).__name__, str(error)
+  return "returned"
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["unbuilt", "built"])
+@pytest.mark.parametrize("count", [0, 2, 4])
+def test_keras3_bridge_apply_without_variables_is_natives(count, build):
+  """`apply(grads)` without the variables, where it cannot step: native's
+  error where native raises one (not built, or a gradient count other than
+  the variables'), native's no-op for an empty list; nothing changes."""
+  outcomes = []
+  for make in (keras.optimizers.Adam, tf_bridge.Adam):
+    optimizer = make(learning_rate=0.1)
+    _, variables, _ = keras3_setup()
+    if build:
+      optimizer.build(variables)
+    before = [v.numpy() for v in variables + optimizer.variables]
+    outcomes.append(_outcome(lambda: optimizer.apply(
+        (good_grads() + [tf.ones(2)])[:count])))
+    for old, new in zip(before, variables + optimizer.variables):
+      np.testing.assert_array_equal(new.numpy(), old)
+  native, bridged = outcomes
+  assert (native == "returned") == (count == 0)
+  assert bridged == native
+
+
+def test_keras3_bridge_apply_of_no_gradients_is_a_no_op():
+  """As native's `apply([], variables)`: nothing to apply, nothing
+  changes (Keras documents it)."""
+  optimizer, variables, step = keras3_setup()
+  step(good_grads())
+  before = snapshot(optimizer, variables)
+  assert optimizer.apply([], variables) is None
+  assert_unchanged(optimizer, variables, before)
+
+
 @pytest.mark.parametrize("count", [2, 4])
 def test_keras3_bridge_refuses_a_gradient_list_of_another_length(count):
+  """Native Keras 3 zips the two lists (it steps the first variables only);
+  the bridge refuses, as docs/migrating.md lists."""
   optimizer, variables, step = keras3_setup()
   step(good_grads())
   before = snapshot(optimizer, variables)

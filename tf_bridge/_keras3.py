@@ -191,9 +191,14 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
 
   def apply(self, grads, trainable_variables=None):
     grads = _checks.tensor_slices(grads)
+    if not grads or (trainable_variables is None and (
+        not self.built or len(grads) != len(self._trainable_variables))):
+      # Keras's own cases, decided before it changes anything: no gradients
+      # (a no-op), or its error.
+      return super().apply(grads, trainable_variables)
     if trainable_variables is not None:
       trainable_variables = list(trainable_variables)
-      if self.built and grads:
+      if self.built:
         # Keras's own check, first, as its `apply` makes it.
         self._check_variables_are_known(trainable_variables)
     variables = (self._trainable_variables if trainable_variables is None
