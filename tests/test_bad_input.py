@@ -260,6 +260,38 @@ def test_keras3_bridge_refuses_a_gradient_list_of_another_length(count):
   assert_unchanged(optimizer, variables, before)
 
 
+def test_bridge_refuses_a_variable_twice_in_one_step(trained):
+  """Native steps a variable once per entry of the list (two Adam steps on
+  one slot, one iteration), what `tape.gradient(loss, [v, v])` then
+  `apply_gradients` would double-count; the bridge refuses it, naming the
+  variable, before changing anything (docs/migrating.md). An entry whose
+  gradient is None does not count, as native drops it first."""
+  host, optimizer, variables, _ = trained
+  legacy = host == "legacy"
+  native = (tf_keras.optimizers.legacy.Adam if legacy
+            else keras.optimizers.Adam)(learning_rate=0.1)
+  _, native_variables, _ = (legacy_setup if legacy else keras3_setup)()
+
+  def twice(optimizer, variables):
+    grads = [tf.fill((3, 2), 0.5), tf.fill((3, 2), 0.25), tf.fill((2,), 1.0)]
+    return optimizer.apply_gradients(
+        zip(grads, [variables[0], variables[0], variables[1]]))
+
+  twice(native, native_variables)
+  assert native_variables[0].numpy()[0, 0] < 0.85  # Two steps of 0.1.
+  before = snapshot(optimizer, variables)
+  suffix = ":0" if legacy else ""
+  with pytest.raises(ValueError, match=re.escape(
+      f"Variable 'kernel{suffix}' has 2 gradients in one step: pass each "
+      "variable once, with its gradients summed (native Keras would step it "
+      "once for each).")):
+    twice(optimizer, variables)
+  assert_unchanged(optimizer, variables, before)
+  optimizer.apply_gradients([(None, variables[0]), (tf.fill((3, 2), 0.5),
+                                                    variables[0])])
+  assert np.all(variables[0].numpy() < before[0])
+
+
 def test_bridge_refuses_variables_it_was_not_built_for(trained):
   """Keras 3 refuses a variable it was not built for with native's error,
   before it looks at the gradients (as native does), and changes nothing;

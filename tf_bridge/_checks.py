@@ -1,9 +1,10 @@
 """Refusals before a step or a restore changes anything: gradients that
-cannot belong to the variables, variables the optimizer was not built for,
-saved state of another shape."""
+cannot belong to the variables, a variable twice in one step, variables the
+optimizer was not built for, saved state of another shape."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import sys
 from typing import Any, Callable, Sequence
@@ -36,7 +37,8 @@ def check_gradients(class_name: str, grads: Sequence[Any],
   Returns a context in which to run the step: in a graph, the step's ops
   depend on the assertions there (below).
 
-  None gradients pass (Keras skips those variables with a warning).
+  None gradients pass (Keras skips those variables with a warning). A
+  variable with two gradients is refused: native would step it twice.
   Gradients of another floating dtype pass too: Keras casts them to the
   variable's dtype. Out-of-range `tf.IndexedSlices` indices raise
   ValueError when eager; in a graph an assertion raises InvalidArgumentError
@@ -50,6 +52,14 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     raise ValueError(
         f"{class_name} got {len(grads)} gradients for {len(variables)} "
         "variables: pass one gradient (or None) per variable.")
+  entries = collections.Counter(
+      id(v) for g, v in zip(grads, variables) if g is not None)
+  for grad, variable in zip(grads, variables):
+    if grad is not None and entries[id(variable)] > 1:
+      raise ValueError(
+          f"Variable {variable_name(variable)!r} has {entries[id(variable)]} "
+          "gradients in one step: pass each variable once, with its "
+          "gradients summed (native Keras would step it once for each).")
   assertions = []
   for grad, variable in zip(grads, variables):
     if grad is None:
