@@ -1,7 +1,8 @@
 """What the bridge tests share: the bridged class of a catalog entry, the
 seeded problem (the last variable gets sparse gradients), a Keras
-trajectory, an optimizer's built variables, and every bridged class with
-its native and port."""
+trajectory, an optimizer's built variables, every bridged class with
+its native and port, what a call did, and the bridge's compiled step as
+TensorFlow optimizes it."""
 
 import functools
 import importlib
@@ -12,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+import tf_bridge
 from tf_bridge import catalog, testing
 
 
@@ -172,3 +174,34 @@ def optimizer_values(optimizer):
   variables = optimizer.variables
   return [keras.ops.convert_to_numpy(v)
           for v in (variables() if callable(variables) else variables)]
+
+
+def outcome(call):
+  """What a call did: None if it returned, else its error's type and
+  message."""
+  try:
+    call()
+  except Exception as error:  # pylint: disable=broad-except
+    return type(error), str(error)
+  return None
+
+
+def bridged_step_hlo(optimizer, variable, grad):
+  """TensorFlow's optimized HLO of the bridge's compiled step (reads, the
+  XLA call, assignments) after one `grad` for `variable` (one variable: a
+  `keras.Variable` or a `tf.Variable`)."""
+  def tf_variable(v):
+    return v.value if isinstance(v, keras.Variable) else v
+
+  testing.apply_gradients(optimizer, [grad], [variable])
+  fused = optimizer._fused  # pylint: disable=protected-access
+  (_, apply, _), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
+                    if k[0] == "tf"]
+  state = [tf_variable(s)
+           for s in optimizer._state_variables]  # pylint: disable=protected-access
+  grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
+      [grad], [tf_variable(variable)], fused.sparse_rows)
+  return apply.experimental_get_compiler_ir(
+      [tf_variable(variable).handle], grads, [s.handle for s in state],
+      fused.rate_inputs(tf.constant(0.01), optimizer.iterations), indices,
+      tf.constant(0))(stage="optimized_hlo")

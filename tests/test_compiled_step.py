@@ -18,7 +18,8 @@ import jaxopt_port
 import jaxopt_port.legacy
 import tf_bridge
 import tf_bridge.legacy
-from tf_bridge import testing
+
+from bridge_cases import bridged_step_hlo
 
 SHAPE = (64, 33)
 
@@ -55,26 +56,9 @@ def test_port_sgd_momentum_updates_the_parameter_in_a_loop_of_its_own(make):
 
 
 def _bridged_hlo(optimizer, legacy: bool) -> str:
-  """TensorFlow's optimized HLO of the bridge's compiled step (reads, the
-  XLA call, assignments) on one variable."""
-  def tf_variable(variable):
-    return variable.value if isinstance(variable, keras.Variable) else variable
-
   variable = (tf.Variable if legacy else keras.Variable)(
       np.ones(SHAPE, np.float32))
-  grad = tf.fill(SHAPE, 0.3)
-  testing.apply_gradients(optimizer, [grad], [variable])
-  fused = optimizer._fused  # pylint: disable=protected-access
-  (_, apply, _), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
-                    if k[0] == "tf"]
-  state = [tf_variable(s)
-           for s in optimizer._state_variables]  # pylint: disable=protected-access
-  grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
-      [grad], [tf_variable(variable)], fused.sparse_rows)
-  return apply.experimental_get_compiler_ir(
-      [tf_variable(variable).handle], grads, [s.handle for s in state],
-      fused.rate_inputs(tf.constant(0.01), optimizer.iterations), indices,
-      tf.constant(0))(stage="optimized_hlo")
+  return bridged_step_hlo(optimizer, variable, tf.fill(SHAPE, 0.3))
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])

@@ -15,7 +15,7 @@ import jaxopt_port
 import tf_bridge
 import tf_bridge.legacy
 
-from bridge_cases import built_variables
+from bridge_cases import built_variables, outcome
 
 RTOL, ATOL = 1e-5, 1e-6
 X = np.random.RandomState(0).rand(32, 4).astype("float32")
@@ -474,14 +474,6 @@ def test_checkpoints_move_between_native_and_bridged(generation, name,
                                continued[1], rtol=RTOL, atol=ATOL)
 
 
-def _outcome(make):
-  try:
-    make()
-  except Exception as error:  # pylint: disable=broad-except
-    return type(error), str(error)
-  return None
-
-
 @pytest.mark.parametrize("declaration", _layout_cases(),
                          ids=lambda d: d.name)
 def test_invalid_arguments_raise_natives_error(declaration):
@@ -498,10 +490,10 @@ def test_invalid_arguments_raise_natives_error(declaration):
     if isinstance(default, bool) or not isinstance(default, (int, float)):
       continue
     for bad in (-0.1, 1.5, -1):
-      expected = _outcome(lambda: native(**{name: bad}))  # pylint: disable=cell-var-from-loop
+      expected = outcome(lambda: native(**{name: bad}))  # pylint: disable=cell-var-from-loop
       if expected is not None:
         refused += 1
-        assert _outcome(lambda: bridged(**{name: bad})) == expected, (  # pylint: disable=cell-var-from-loop
+        assert outcome(lambda: bridged(**{name: bad})) == expected, (  # pylint: disable=cell-var-from-loop
             name, bad)
   if declaration.class_name in ("SGD", "Ftrl", "Lion") or (
       declaration.generation == "legacy"

@@ -27,7 +27,8 @@ from jaxopt_port import RowSparse
 import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import catalog, testing
-from bridge_cases import bridged_class, densify, keras_trajectory, problem
+from bridge_cases import (bridged_class, bridged_step_hlo, densify,
+                          keras_trajectory, problem)
 
 SPARSE = 3  # The variable of bridge_cases.problem(sparse=True) that is.
 ROWS = 6
@@ -245,26 +246,11 @@ def test_bridged_lazy_step_touches_only_rows(legacy):
   compiles it) on a large table and tf.IndexedSlices: no elementwise pass
   over the table; the dense Adam step, the control, has them."""
   def optimized_hlo(optimizer_class):
-    optimizer = optimizer_class()
     variable = (tf.Variable if legacy else keras.Variable)(
         np.zeros(TABLE, np.float32))
     grad = tf.IndexedSlices(tf.ones((64, 8)), tf.zeros(64, tf.int32),
                             tf.constant(TABLE))
-    testing.apply_gradients(optimizer, [grad], [variable])
-    fused = optimizer._fused  # pylint: disable=protected-access
-    (_, apply, _), = [f for k, f in fused._steps.items()  # pylint: disable=protected-access
-                      if k[0] == "tf"]
-    def tf_variable_of(v):
-      return v.value if isinstance(v, keras.Variable) else v
-    tf_variable = tf_variable_of(variable)
-    state = [tf_variable_of(s)
-             for s in optimizer._state_variables]  # pylint: disable=protected-access
-    grads, indices, _ = tf_bridge._fused.step_gradients(  # pylint: disable=protected-access
-        [grad], [tf_variable], fused.sparse_rows)
-    return apply.experimental_get_compiler_ir(
-        [tf_variable.handle], grads, [s.handle for s in state],
-        fused.rate_inputs(tf.constant(0.01), optimizer.iterations), indices,
-        tf.constant(0))(stage="optimized_hlo")
+    return bridged_step_hlo(optimizer_class(), variable, grad)
 
   module = tf_bridge.legacy if legacy else tf_bridge
   assert _full_table_arithmetic(optimized_hlo(module.Adagrad), TABLE) == {}
