@@ -7,7 +7,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import jax.numpy as jnp
 import numpy as np
@@ -99,12 +99,11 @@ def _dtype_of(values: Any) -> tuple[str, bool]:
 
 
 def check_built_for(class_name: str, built: Sequence[Any],
-                    variables: Sequence[Any], key: Callable[[Any], Any]
-                    ) -> None:
-  """Refuses variables the optimizer was not built for (`key` identifies a
-  variable: Keras 3's `_var_key`, a `ref()` in legacy)."""
-  known = {key(v) for v in built}
-  unknown = [variable_name(v) for v in variables if key(v) not in known]
+                    variables: Sequence[Any]) -> None:
+  """Refuses variables an OptimizerV2 host has no slots for (Keras 3's
+  hosts leave this to Keras's own `_check_variables_are_known`)."""
+  known = {v.ref() for v in built}
+  unknown = [variable_name(v) for v in variables if v.ref() not in known]
   if unknown:
     raise ValueError(
         f"{class_name} was built for {[variable_name(v) for v in built]}; "

@@ -284,8 +284,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     variables = self._variables_built_for
     positions = {v.ref(): g for g, v in grads_and_vars}
     _checks.check_built_for(type(self).__name__, variables,
-                            [v for _, v in grads_and_vars],
-                            key=lambda v: v.ref())
+                            [v for _, v in grads_and_vars])
     grads = [positions.get(v.ref()) for v in variables]
     update = self._fused.apply(
         distribution, variables, grads, self._state_variables,
