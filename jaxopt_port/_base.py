@@ -574,6 +574,10 @@ def _declared(update_step: UpdateStep, clipnorm: Any,
 
 SparseRows = Union[str, Callable[..., str]]
 
+# The annotations (as `from __future__ import annotations` leaves them) of
+# the arguments a declared factory refuses unless they are numbers.
+NUMERIC_ANNOTATIONS = ("float", "float | None", "int", "int | None")
+
 
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
@@ -609,11 +613,16 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     signature = inspect.Signature(
         parameters, return_annotation=optax.GradientTransformationExtraArgs)
 
+    numeric = [parameter.name for parameter in parameters
+               if parameter.annotation in NUMERIC_ANNOTATIONS]
+
     @functools.wraps(make_update_step)
     def factory(*args, **kwargs):
       bound = signature.bind(*args, **kwargs)
       bound.apply_defaults()
       arguments = dict(bound.arguments)
+      for name in numeric:
+        _checks.check_number(name, arguments[name])
       rate = (arguments["learning_rate"] if "learning_rate" in own
               else arguments.pop("learning_rate"))
       base = {argument: (base_arguments[argument][0] if argument in owns

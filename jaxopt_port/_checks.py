@@ -8,11 +8,29 @@ under `jit`, and a check must never break tracing.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+
+def check_number(name: str, value: Any) -> None:
+  """Raises TypeError naming `name` when `value` cannot be a number: a
+  string (which would be read as the number it spells), a sequence, a
+  mapping, an array that is not a real scalar (which would broadcast
+  against every parameter). None and callables pass (what a port makes of
+  them is its own), as do traced scalars."""
+  if value is None or callable(value) or isinstance(value, numbers.Real):
+    return
+  dtype = getattr(value, "dtype", None)
+  if (not isinstance(value, (str, bytes)) and getattr(value, "shape", None)
+      == () and dtype is not None and jnp.issubdtype(dtype, jnp.number)
+      and not jnp.issubdtype(dtype, jnp.complexfloating)):
+    return
+  raise TypeError(f"`{name}` must be a number or a scalar array. Received: "
+                  f"{name}={value!r}")
 
 
 def concrete_number(value: Any) -> float | None:
@@ -46,6 +64,7 @@ def check_range(name: str, value: Any, low: float, high: float = math.inf, *,
   """Raises ValueError naming `name` when a known `value` is outside the
   range; `message` (fields `{name}`, `{value}`, `{type}`) gives the native
   class's own words where it refuses the same values."""
+  check_number(name, value)
   number = concrete_number(value)
   if number is None:
     return
@@ -77,6 +96,7 @@ def check_moment_arguments(beta_1: Any, beta_2: Any, epsilon: Any, *,
 
 def check_optional_int(name: str, value: Any, minimum: int) -> None:
   """Raises ValueError unless `value` is None, traced, or an int >= minimum."""
+  check_number(name, value)
   if value is None or concrete_number(value) is None:
     return
   number = concrete_number(value)

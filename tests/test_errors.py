@@ -159,6 +159,57 @@ def test_learning_rate_of_wrong_type():
     jaxopt_port.adam(learning_rate="fast")
 
 
+def _numeric_arguments():
+  """(declaration, argument) for every argument a catalog port declares a
+  number (`float`, `int`, either or None), base arguments included."""
+  import inspect  # pylint: disable=import-outside-toplevel
+  for declaration in catalog.CATALOG:
+    for name, parameter in inspect.signature(
+        declaration.port).parameters.items():
+      if parameter.annotation in ("float", "float | None", "int",
+                                  "int | None"):
+        yield pytest.param(declaration, name,
+                           id=f"{declaration.name}.{name}")
+
+
+@pytest.mark.filterwarnings("ignore:The `lr` argument is deprecated")
+@pytest.mark.parametrize("declaration,name", list(_numeric_arguments()))
+def test_numeric_arguments_refuse_what_is_no_number(declaration, name):
+  """A string would be read as the number it spells (`"0.9"`), a list or a
+  vector broadcast against every parameter: refused at construction, by
+  name, not deep in a traced step or never."""
+  required = dict(declaration.required)
+  for bad in ("0.5", [0.5], np.full(2, 0.5), {"x": 0.5}, 0.5j):
+    with pytest.raises(TypeError, match=re.escape(
+        f"`{name}` must be a number or a scalar array. Received: "
+        f"{name}={bad!r}")):
+      declaration.port(**{**required, name: bad})
+  # What is a number passes this check (range checks aside).
+  for good in (np.float32(0.5), np.array(0.5, np.float32), jnp.asarray(1)):
+    try:
+      declaration.port(**{**required, name: good})
+    except ValueError:
+      pass
+
+
+@pytest.mark.parametrize("make,name,bad", [
+    (lambda bad: jaxopt_port.addons.lookahead(jaxopt_port.sgd(),
+                                              sync_period=bad),
+     "sync_period", "2"),
+    (lambda bad: jaxopt_port.addons.swa(jaxopt_port.sgd(),
+                                        start_averaging=bad),
+     "start_averaging", [1]),
+    (lambda bad: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
+                                                   average_decay=bad),
+     "average_decay", "0.9"),
+])
+def test_wrapper_arguments_refuse_what_is_no_number(make, name, bad):
+  with pytest.raises(TypeError, match=re.escape(
+      f"`{name}` must be a number or a scalar array. Received: "
+      f"{name}={bad!r}")):
+    make(bad)
+
+
 def test_unknown_argument():
   with pytest.raises(TypeError, match="unexpected keyword argument 'decay'"):
     jaxopt_port.adam(decay=0.1)  # `decay` is OptimizerV2's, not Keras 3's.

@@ -139,7 +139,7 @@ def rectified_adam(beta_1: float = 0.9, beta_2: float = 0.999,
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="touched")
 def adabelief(beta_1: float = 0.9, beta_2: float = 0.999,
-              epsilon: float = 1e-14, weight_decay: float = 0.0,
+              epsilon: float | None = 1e-14, weight_decay: float = 0.0,
               amsgrad: bool = False, rectify: bool = True,
               sma_threshold: float = 5.0, total_steps: int = 0,
               warmup_proportion: float = 0.1, min_lr: float = 0.0
@@ -163,7 +163,8 @@ def adabelief(beta_1: float = 0.9, beta_2: float = 0.999,
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
     beta_1, beta_2: In [0, 1).
-    epsilon: >= 0; 0 means 1e-7, as TFA's `epsilon or backend.epsilon()`.
+    epsilon: >= 0; 0 or None means 1e-7, as TFA's `epsilon or
+      backend.epsilon()`.
     weight_decay, min_lr: >= 0.
     amsgrad: Use the running maximum of `v`.
     rectify: RectifiedAdam's rectification.

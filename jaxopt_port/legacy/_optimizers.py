@@ -30,7 +30,7 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
 
 
 @with_legacy_base_arguments(learning_rate=0.001)
-def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
+def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float | None = 1e-7,
          amsgrad: bool = False) -> UpdateStep:
   """Adam, as `tf_keras.optimizers.legacy.Adam` (the formula of `jaxopt_port.adam`).
 
@@ -50,7 +50,7 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adagrad(initial_accumulator_value: float = 0.1,
-            epsilon: float = 1e-7) -> UpdateStep:
+            epsilon: float | None = 1e-7) -> UpdateStep:
   """Adagrad, as `tf_keras.optimizers.legacy.Adagrad`.
 
   ::
@@ -76,7 +76,7 @@ def adagrad(initial_accumulator_value: float = 0.1,
 
 @with_legacy_base_arguments(learning_rate=0.001,
                             sparse_rows=_row_sparse.rows_with_momentum)
-def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
+def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float | None = 1e-7,
             centered: bool = False) -> UpdateStep:
   """RMSprop, as `tf_keras.optimizers.legacy.RMSprop`.
 
@@ -107,7 +107,7 @@ class AdamaxSlots(NamedTuple):
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
 def adamax(beta_1: float = 0.9, beta_2: float = 0.999,
-           epsilon: float = 1e-7) -> UpdateStep:
+           epsilon: float | None = 1e-7) -> UpdateStep:
   """Adamax, as `tf_keras.optimizers.legacy.Adamax` (ResourceApplyAdaMax):
   the formula of `jaxopt_port.adamax`, slots `m` and `v`. On sparse gradients
   the native optimizer updates only the touched rows (the bridge too).
@@ -130,7 +130,7 @@ class AdadeltaSlots(NamedTuple):
 
 
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
-def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
+def adadelta(rho: float = 0.95, epsilon: float | None = 1e-7) -> UpdateStep:
   """Adadelta, as `tf_keras.optimizers.legacy.Adadelta` (ResourceApplyAdadelta):
   the formula of `jaxopt_port.adadelta`, slots `accum_grad` and `accum_var`.
   An epsilon of 0 or None means 1e-7.
@@ -149,7 +149,7 @@ def adadelta(rho: float = 0.95, epsilon: float = 1e-7) -> UpdateStep:
 @with_legacy_base_arguments(learning_rate=0.001, sparse_rows="params",
                             owns=("decay",))
 def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
-          beta_2: float = 0.999, epsilon: float = 1e-7,
+          beta_2: float = 0.999, epsilon: float | None = 1e-7,
           schedule_decay: float = 0.004, decay: float | None = None
           ) -> UpdateStep:
   """Nadam, as `tf_keras.optimizers.legacy.Nadam`: Dozat's momentum schedule
