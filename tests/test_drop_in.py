@@ -423,6 +423,47 @@ def test_keras_files_move_between_native_and_bridged(name, kwargs, tmp_path):
              for a, b in zip(continued(fresh), expected)) > 1e-4
 
 
+@pytest.mark.parametrize("suffix", [".weights.h5", ".keras"])
+def test_keras_weights_load_where_the_optimizer_cannot_take_its_state(
+    suffix, tmp_path):
+  """`load_weights` into a model compiled but not trained yet (its
+  optimizer unbuilt), or compiled with another optimizer: Keras loads the
+  layers, warns that it skips the optimizer's state, and training starts
+  from a fresh one; the bridged classes, as the native ones."""
+  def compiled(optimizer):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer, "mse")
+    return model
+
+  def run(module):
+    model = compiled(module.Adam(0.05))
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    path = str(tmp_path / f"{module.__name__}{suffix}")
+    (model.save if suffix == ".keras" else model.save_weights)(path)
+    results = []
+    for reader, built in ((module.Adam(0.05), False),
+                          (module.SGD(0.05, momentum=0.9), True)):
+      other = compiled(reader)
+      if built:
+        other.optimizer.build(other.trainable_variables)
+      with pytest.warns(UserWarning, match=(
+          r"Skipping variable loading for optimizer '\w+', because it "
+          r"has \d+ variables whereas the saved optimizer has 10 "
+          r"variables")):
+        other.load_weights(path)
+      _assert_same(other.get_weights(), model.get_weights())
+      assert int(other.optimizer.iterations.numpy()) == 0
+      other.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+      results.append(other.get_weights())
+    return results
+
+  native, bridged = run(keras.optimizers), run(tf_bridge)
+  for got, want in zip(bridged, native):
+    _assert_same(got, want)
+
+
 @pytest.mark.parametrize("generation, name", [
     ("keras", "Adam"), ("keras", "Nadam"), ("keras", "Adafactor"),
     ("keras", "SGD"), ("legacy", "Adam"), ("legacy", "Nadam"),

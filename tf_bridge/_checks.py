@@ -111,16 +111,10 @@ def check_built_for(class_name: str, built: Sequence[Any],
         "variables.")
 
 
-def check_saved_state(name: str, variables: Sequence[Any],
-                      saved: Sequence[Any]) -> None:
-  """Refuses saved optimizer variables that do not match `variables` in
-  number and shapes, before any is assigned."""
-  if len(saved) != len(variables):
-    raise ValueError(
-        f"The saved state of optimizer {name!r} holds {len(saved)} "
-        f"variables; the optimizer has {len(variables)} "
-        f"({[variable_name(v) for v in variables]}). Was it saved from "
-        "another optimizer or for other model variables?")
+def check_saved_shapes(name: str, variables: Sequence[Any],
+                       saved: Sequence[Any]) -> None:
+  """Refuses saved optimizer variables whose shapes do not match
+  `variables`', before any is assigned."""
   for index, (variable, value) in enumerate(zip(variables, saved)):
     if tuple(value.shape) != tuple(variable.shape):
       raise ValueError(
