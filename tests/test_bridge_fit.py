@@ -134,8 +134,8 @@ def test_checkpoint_resume_equals_uninterrupted(legacy, tmp_path):
   path = tf.train.Checkpoint(model=first, optimizer=first.optimizer).save(
       str(tmp_path / "ckpt"))
   resumed = compiled(seed=1)  # Other weights, to be overwritten.
-  if not legacy:  # Keras 3 creates its variables at build, before restoring.
-    resumed.optimizer.build(resumed.trainable_variables)
+  # Restored into the optimizer before it is built: its slots take their
+  # values when the first step creates them (TensorFlow's deferred restore).
   tf.train.Checkpoint(model=resumed, optimizer=resumed.optimizer).restore(
       path).expect_partial()
   train(resumed)
