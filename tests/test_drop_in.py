@@ -464,6 +464,29 @@ def test_keras_weights_load_where_the_optimizer_cannot_take_its_state(
     _assert_same(got, want)
 
 
+def test_keras_model_saved_before_training_loads(tmp_path):
+  """A `.keras` file of a model compiled but not trained (its optimizer
+  holds no slots yet): `load_model` builds the optimizer, skips the
+  file's optimizer state with Keras's warning, and the model trains as
+  native's."""
+  trained = []
+  for optimizer_class in (keras.optimizers.Adam, tf_bridge.Adam):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer_class(0.05), "mse")
+    path = str(tmp_path / f"{optimizer_class.__module__}.keras")
+    model.save(path)
+    with pytest.warns(UserWarning, match=(
+        r"Skipping variable loading for optimizer '\w+', because it has 10 "
+        r"variables whereas the saved optimizer has 2 variables")):
+      loaded = keras.models.load_model(path)
+    assert type(loaded.optimizer) is optimizer_class
+    loaded.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    trained.append(loaded.get_weights())
+  _assert_same(trained[1], trained[0])
+
+
 @pytest.mark.parametrize("generation, name", [
     ("keras", "Adam"), ("keras", "Nadam"), ("keras", "Adafactor"),
     ("keras", "SGD"), ("legacy", "Adam"), ("legacy", "Nadam"),
