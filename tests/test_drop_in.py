@@ -487,6 +487,47 @@ def test_keras_model_saved_before_training_loads(tmp_path):
   _assert_same(trained[1], trained[0])
 
 
+@pytest.mark.parametrize("generation", ["keras", "legacy"])
+def test_backup_and_restore_resumes_an_interrupted_fit(generation, tmp_path):
+  """`callbacks.BackupAndRestore`: a fit stopped after its second epoch,
+  run again with the same callback, resumes the model and the optimizer's
+  state and ends where an uninterrupted fit ends, as native's."""
+  library = keras if generation == "keras" else tf_keras
+  classes = ((keras.optimizers.Adam, tf_bridge.Adam) if generation == "keras"
+             else (tf_keras.optimizers.legacy.Adam, tf_bridge.legacy.Adam))
+
+  class Interrupt(library.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+      if epoch == 1:
+        raise KeyboardInterrupt
+
+  def fit(optimizer_class, callbacks):
+    library.utils.set_random_seed(0)
+    model = library.Sequential([library.Input((4,)),
+                                library.layers.Dense(3),
+                                library.layers.Dense(1)])
+    model.compile(optimizer_class(0.05), "mse")
+    history = model.fit(X, Y, batch_size=8, epochs=4, verbose=0,
+                        shuffle=False, callbacks=callbacks)
+    model.epochs_run = len(history.epoch)
+    return model
+
+  ended = []
+  for optimizer_class in classes:
+    backup = str(tmp_path / optimizer_class.__module__)
+    with pytest.raises(KeyboardInterrupt):
+      fit(optimizer_class, [library.callbacks.BackupAndRestore(backup),
+                            Interrupt()])
+    resumed = fit(optimizer_class,
+                  [library.callbacks.BackupAndRestore(backup)])
+    # Two epochs run again, on two restored: the optimizer's count too.
+    assert resumed.epochs_run == 2
+    assert int(resumed.optimizer.iterations.numpy()) == 16
+    _assert_same(resumed.get_weights(), fit(optimizer_class, []).get_weights())
+    ended.append(resumed.get_weights())
+  _assert_same(ended[1], ended[0])
+
+
 @pytest.mark.parametrize("generation, name", [
     ("keras", "Adam"), ("keras", "Nadam"), ("keras", "Adafactor"),
     ("keras", "SGD"), ("legacy", "Adam"), ("legacy", "Nadam"),
