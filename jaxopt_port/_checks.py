@@ -16,13 +16,14 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def check_number(name: str, value: Any) -> None:
+def check_number(name: str, value: Any, *, optional: bool = True) -> None:
   """Raises TypeError naming `name` when `value` cannot be a number: a
   string (which would be read as the number it spells), a sequence, a
   mapping, an array that is not a real scalar (which would broadcast
-  against every parameter). None and callables pass (what a port makes of
-  them is its own), as do traced scalars."""
-  if value is None or callable(value) or isinstance(value, numbers.Real):
+  against every parameter), None unless `optional`. Callables pass (what a
+  port makes of them is its own), as do traced scalars."""
+  if ((value is None and optional) or callable(value)
+      or isinstance(value, numbers.Real)):
     return
   dtype = getattr(value, "dtype", None)
   if (not isinstance(value, (str, bytes)) and getattr(value, "shape", None)
@@ -31,6 +32,14 @@ def check_number(name: str, value: Any) -> None:
     return
   raise TypeError(f"`{name}` must be a number or a scalar array. Received: "
                   f"{name}={value!r}")
+
+
+def check_numbers(numbers: dict[str, bool], arguments: dict[str, Any]
+                  ) -> None:
+  """`check_number` of the `arguments` named in `numbers`, which says
+  whether None is one of an argument's values."""
+  for name, optional in numbers.items():
+    check_number(name, arguments[name], optional=optional)
 
 
 def concrete_number(value: Any) -> float | None:

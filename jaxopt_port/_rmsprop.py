@@ -26,8 +26,9 @@ class LegacyRMSpropSlots(NamedTuple):
 
 
 def check_rmsprop_arguments(rho: Any, momentum: Any, epsilon: Any, *,
-                            momentum_message: str | None = None) -> None:
-  _checks.check_range("rho", rho, 0.0, 1.0, high_open=True)
+                            momentum_message: str | None = None,
+                            rho_name: str = "rho") -> None:
+  _checks.check_range(rho_name, rho, 0.0, 1.0, high_open=True)
   _checks.check_range("momentum", momentum, 0.0, 1.0,
                       message=momentum_message)
   _checks.check_range("epsilon", epsilon, 0.0)

@@ -77,6 +77,11 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   Reference: Sutskever et al., 2013, "On the importance of initialization and
   momentum in deep learning".
   """
-  _checks.check_range("momentum", momentum, 0.0, 1.0,
-                      message="`momentum` must be a float between [0, 1].")
+  message = "`momentum` must be a float between [0, 1]."
+  try:
+    _checks.check_number("momentum", momentum, optional=False)
+  except TypeError:
+    # Keras's words for anything but a float (the port takes any number).
+    raise ValueError(message) from None
+  _checks.check_range("momentum", momentum, 0.0, 1.0, message=message)
   return sgd_update_step(momentum, nesterov)

@@ -416,21 +416,24 @@ def test_bridge_invalid_hyperparameters(cls, arguments, message):
     (keras.optimizers.Adam, tf_bridge.Adam, {"beta_1": "0.9"}, False),
     # Native broadcasts the list against the variable.
     (keras.optimizers.Adam, tf_bridge.Adam, {"epsilon": [1e-3]}, True),
-    (keras.optimizers.SGD, tf_bridge.SGD, {"momentum": "0.9"}, False),
     (tf_keras.optimizers.legacy.Adam, tf_bridge.legacy.Adam,
      {"beta_1": "0.9"}, False),
     (tf_keras.optimizers.legacy.Adam, tf_bridge.legacy.Adam,
      {"epsilon": "1e-3"}, False),
     (tf_keras.optimizers.legacy.SGD, tf_bridge.legacy.SGD,
      {"momentum": [0.9]}, False),
-], ids=["keras3-Adam-beta_1", "keras3-Adam-epsilon", "keras3-SGD-momentum",
-        "legacy-Adam-beta_1", "legacy-Adam-epsilon", "legacy-SGD-momentum"])
+    (keras.optimizers.Adam, tf_bridge.Adam, {"beta_1": None}, False),
+    (tf_keras.optimizers.legacy.SGD, tf_bridge.legacy.SGD,
+     {"momentum": None}, False),
+], ids=["keras3-Adam-beta_1", "keras3-Adam-epsilon", "legacy-Adam-beta_1",
+        "legacy-Adam-epsilon", "legacy-SGD-momentum", "keras3-Adam-beta_1-None",
+        "legacy-SGD-momentum-None"])
 def test_bridge_refuses_a_hyperparameter_that_is_no_number(
     native, bridged, arguments, native_steps):
-  """Native takes a string or a list at construction and fails later with
-  TensorFlow's error, or refuses it with an error of its own, or steps
-  with it (a list broadcast): the bridge refuses it at construction, by
-  name."""
+  """Native takes a string, a list or None at construction and fails
+  later with TensorFlow's error, or refuses it with an error of its own, or
+  steps with it (a list broadcast): the bridge refuses it at construction,
+  by name."""
   (name, bad), = arguments.items()
   with pytest.raises(TypeError, match=re.escape(
       f"`{name}` must be a number or a scalar array. Received: "

@@ -584,7 +584,10 @@ def test_checkpoints_move_between_native_and_bridged(generation, name,
 def test_invalid_arguments_raise_natives_error(declaration):
   """Where the native class refuses a value, the bridged class refuses it
   with the same exception and message (where native accepts nonsense, the
-  bridge may refuse it: README, differences)."""
+  bridge may refuse it: README, differences). Where native refuses what is
+  no number by accident (`'<' not supported between instances of
+  'NoneType' and 'int'`), the bridge raises the same exception type, its
+  message naming the argument."""
   import inspect  # pylint: disable=import-outside-toplevel
   bridged = getattr(tf_bridge if declaration.generation == "keras"
                     else tf_bridge.legacy, declaration.class_name)
@@ -594,12 +597,17 @@ def test_invalid_arguments_raise_natives_error(declaration):
     default = parameter.default
     if isinstance(default, bool) or not isinstance(default, (int, float)):
       continue
-    for bad in (-0.1, 1.5, -1):
+    for bad in (-0.1, 1.5, -1, None, "0.5"):
       expected = outcome(lambda: native(**{name: bad}))  # pylint: disable=cell-var-from-loop
-      if expected is not None:
-        refused += 1
-        assert outcome(lambda: bridged(**{name: bad})) == expected, (  # pylint: disable=cell-var-from-loop
-            name, bad)
+      if expected is None:
+        continue
+      refused += 1
+      got = outcome(lambda: bridged(**{name: bad}))  # pylint: disable=cell-var-from-loop
+      if "not supported between instances" in expected[1]:
+        assert got == (expected[0], f"`{name}` must be a number or a "
+                       f"scalar array. Received: {name}={bad!r}"), bad
+      else:
+        assert got == expected, (name, bad)
   if declaration.class_name in ("SGD", "Ftrl", "Lion") or (
       declaration.generation == "legacy"
       and declaration.class_name in ("Adagrad", "RMSprop")):

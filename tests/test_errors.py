@@ -1,5 +1,6 @@
 """Bad arguments and bad inputs get errors that name what is wrong."""
 
+import inspect
 import re
 
 import jax
@@ -104,6 +105,11 @@ PARAMS = {"layer": {"kernel": jnp.ones((3, 2)), "bias": jnp.zeros(2)}}
      "`momentum` must be in [0, inf]. Received: momentum=-0.5"),
     (lambda: jaxopt_port.tf1.adam(beta1=1.5),
      "`beta1` must be in [0, 1). Received: beta1=1.5"),
+    # TF1 RMSProp's name of its mean-square decay (Keras's `rho`).
+    (lambda: jaxopt_port.tf1.rmsprop(0.1, decay=1.5),
+     "`decay` must be in [0, 1). Received: decay=1.5"),
+    (lambda: jaxopt_port.legacy.nadam(decay=-1.0),
+     "`decay` must be in [0, inf]. Received: decay=-1.0"),
     (lambda: jaxopt_port.addons.yogi(activation="relu"),
      "`activation` must be 'sign' or 'tanh'. Received: activation='relu'"),
     (lambda: jaxopt_port.addons.cocob(alpha=0.5),
@@ -162,7 +168,6 @@ def test_learning_rate_of_wrong_type():
 def _numeric_arguments():
   """(declaration, argument) for every argument a catalog port declares a
   number (`float`, `int`, either or None), base arguments included."""
-  import inspect  # pylint: disable=import-outside-toplevel
   for declaration in catalog.CATALOG:
     for name, parameter in inspect.signature(
         declaration.port).parameters.items():
@@ -179,11 +184,26 @@ def test_numeric_arguments_refuse_what_is_no_number(declaration, name):
   vector broadcast against every parameter: refused at construction, by
   name, not deep in a traced step or never."""
   required = dict(declaration.required)
-  for bad in ("0.5", [0.5], np.full(2, 0.5), {"x": 0.5}, 0.5j):
-    with pytest.raises(TypeError, match=re.escape(
-        f"`{name}` must be a number or a scalar array. Received: "
-        f"{name}={bad!r}")):
+  parameter = inspect.signature(declaration.port).parameters[name]
+  refused = ["0.5", [0.5], np.full(2, 0.5), {"x": 0.5}, 0.5j]
+  if not parameter.annotation.endswith("| None"):
+    refused.append(None)
+  for bad in refused:
+    try:
       declaration.port(**{**required, name: bad})
+    except ValueError as error:
+      # The native class's own words, where it refuses the value itself.
+      assert name in str(error), error
+      continue
+    except TypeError as error:
+      # (A learning rate's own check says it may be a schedule too.)
+      assert re.fullmatch(
+          re.escape(f"`{name}` must be a ")
+          + r"(number or a scalar array\. |float, a scalar array, or a "
+          r"schedule .*)" + re.escape(f"Received: {name}={bad!r}"),
+          str(error)), error
+      continue
+    raise AssertionError(f"{declaration.name}({name}={bad!r}) was taken")
   # What is a number passes this check (range checks aside).
   for good in (np.float32(0.5), np.array(0.5, np.float32), jnp.asarray(1)):
     try:

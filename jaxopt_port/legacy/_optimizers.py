@@ -177,6 +177,7 @@ def nadam(learning_rate: float = 0.001, beta_1: float = 0.9,
         "The Nadam optimizer does not support "
         "tf.keras.optimizers.LearningRateSchedules as the learning rate "
         "(nor any schedule).")
+  _checks.check_range("decay", decay, 0.0)
   if decay is not None:
     given, named = (_checks.concrete_number(schedule_decay),
                     _checks.concrete_number(decay))

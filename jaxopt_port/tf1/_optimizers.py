@@ -247,7 +247,8 @@ def rmsprop(decay: float = 0.9, momentum: float = 0.0,  # pylint: disable=redefi
     epsilon: >= 0; TF1's default is 1e-10.
     centered: Subtract the squared mean gradient.
   """
-  _rmsprop.check_rmsprop_arguments(decay, momentum, epsilon)
+  _rmsprop.check_rmsprop_arguments(decay, momentum, epsilon,
+                                   rho_name="decay")
   return _rmsprop.legacy_rmsprop_update_step(
       decay, momentum, epsilon, centered, initial_rms=1.0,
       always_momentum=True)
