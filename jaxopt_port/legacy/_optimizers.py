@@ -30,8 +30,8 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
 
 
 @with_legacy_base_arguments(learning_rate=0.001)
-def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float | None = 1e-7,
-         amsgrad: bool = False) -> UpdateStep:
+def adam(beta_1: float = 0.9, beta_2: float = 0.999,
+         epsilon: float | None = 1e-7, amsgrad: bool = False) -> UpdateStep:
   """Adam, as `tf_keras.optimizers.legacy.Adam` (the formula of `jaxopt_port.adam`).
 
   Slots `m`, `v` and, with amsgrad, `vhat`. An epsilon of 0 or None means 1e-7.
@@ -76,8 +76,9 @@ def adagrad(initial_accumulator_value: float = 0.1,
 
 @with_legacy_base_arguments(learning_rate=0.001,
                             sparse_rows=_row_sparse.rows_with_momentum)
-def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float | None = 1e-7,
-            centered: bool = False) -> UpdateStep:
+def rmsprop(rho: float = 0.9, momentum: float = 0.0,
+            epsilon: float | None = 1e-7, centered: bool = False
+            ) -> UpdateStep:
   """RMSprop, as `tf_keras.optimizers.legacy.RMSprop`.
 
   Without momentum, `p = p - lr * g / (sqrt(rms) + epsilon)`; with momentum,
