@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from typing import Any, Callable, NamedTuple, Sequence, Union
+from typing import Any, Callable, NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -574,40 +574,6 @@ def _declared(update_step: UpdateStep, clipnorm: Any,
 
 SparseRows = Union[str, Callable[..., str]]
 
-# The annotations (as `from __future__ import annotations` leaves them) of
-# the arguments a declaration refuses unless they are numbers (or None,
-# where the annotation says so).
-NUMERIC_ANNOTATIONS = ("float", "float | None", "int", "int | None")
-
-
-def _numbers_among(parameters: Sequence[inspect.Parameter]
-                   ) -> dict[str, bool]:
-  """{name: whether None is one of its values} of the parameters annotated
-  as numbers."""
-  return {parameter.name: parameter.annotation.endswith("| None")
-          for parameter in parameters
-          if parameter.annotation in NUMERIC_ANNOTATIONS}
-
-
-def _checking_numbers(declared_step: Callable[..., UpdateStep]
-                      ) -> Callable[..., UpdateStep]:
-  """`declared_step` with its numeric arguments checked after its own
-  checks, which give the native class's words where it refuses a value
-  itself (Keras 3 AdamW's `weight_decay=None`, SGD's `momentum="0.9"`)."""
-  signature = inspect.signature(declared_step)
-  numbers = _numbers_among(list(signature.parameters.values()))
-
-  @functools.wraps(declared_step)
-  def checked(**arguments):
-    step = declared_step(**arguments)
-    bound = signature.bind(**arguments)
-    bound.apply_defaults()
-    _checks.check_numbers(numbers, bound.arguments)
-    return step
-
-  return checked
-
-
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
              learning_rate: float, defaults: dict[str, Any],
@@ -621,7 +587,7 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
                      f"function of the arguments, got {sparse_rows!r}")
 
   def declare(declared_step: Callable[..., UpdateStep]):
-    @_checking_numbers
+    @_checks.numbers_checked
     @functools.wraps(declared_step)
     def make_update_step(**arguments):
       mode = (sparse_rows(**arguments) if callable(sparse_rows)
@@ -643,9 +609,9 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     signature = inspect.Signature(
         parameters, return_annotation=optax.GradientTransformationExtraArgs)
 
-    base_numbers = _numbers_among([p for p in parameters
-                                   if p.name in base_arguments
-                                   and p.name not in own])
+    base_numbers = _checks.numbers_among([p for p in parameters
+                                          if p.name in base_arguments
+                                          and p.name not in own])
 
     @functools.wraps(make_update_step)
     def factory(*args, **kwargs):

@@ -7,9 +7,11 @@ under `jit`, and a check must never break tracing.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
-from typing import Any
+from typing import Any, Callable, Iterable, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +42,42 @@ def check_numbers(numbers: dict[str, bool], arguments: dict[str, Any]
   whether None is one of an argument's values."""
   for name, optional in numbers.items():
     check_number(name, arguments[name], optional=optional)
+
+
+# The annotations (as `from __future__ import annotations` leaves them) of
+# the arguments `numbers_checked` refuses unless they are numbers (or None,
+# where the annotation says so).
+NUMERIC_ANNOTATIONS = ("float", "float | None", "int", "int | None")
+
+
+def numbers_among(parameters: Iterable[inspect.Parameter]) -> dict[str, bool]:
+  """{name: whether None is one of its values} of the parameters annotated
+  as numbers."""
+  return {parameter.name: parameter.annotation.endswith("| None")
+          for parameter in parameters
+          if parameter.annotation in NUMERIC_ANNOTATIONS}
+
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def numbers_checked(function: Function) -> Function:
+  """`function` with its arguments annotated as numbers checked by
+  `check_number` after its own checks, which give the native class's words
+  where it refuses a value itself (Keras 3 AdamW's `weight_decay=None`,
+  SGD's `momentum="0.9"`)."""
+  signature = inspect.signature(function)
+  numeric = numbers_among(signature.parameters.values())
+
+  @functools.wraps(function)
+  def checked(*args, **kwargs):
+    result = function(*args, **kwargs)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    check_numbers(numeric, bound.arguments)
+    return result
+
+  return checked  # type: ignore[return-value]
 
 
 def concrete_number(value: Any) -> float | None:

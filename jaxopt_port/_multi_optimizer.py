@@ -20,6 +20,7 @@ class MultiOptimizerState(NamedTuple):
   inner_states: optax.MultiTransformState
 
 
+@_checks.numbers_checked
 def multi_optimizer(
     default_optimizer: optax.GradientTransformation,
     optimizer_map: Mapping[str, optax.GradientTransformation] | None = None,

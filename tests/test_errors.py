@@ -222,6 +222,18 @@ def test_numeric_arguments_refuse_what_is_no_number(declaration, name):
     (lambda bad: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
                                                    average_decay=bad),
      "average_decay", "0.9"),
+    (lambda bad: jaxopt_port.addons.moving_average(jaxopt_port.sgd(),
+                                                   average_decay=bad),
+     "average_decay", None),
+    (lambda bad: jaxopt_port.addons.swa(jaxopt_port.sgd(),
+                                        average_period=bad),
+     "average_period", None),
+    (lambda bad: jaxopt_port.addons.lookahead(jaxopt_port.sgd(),
+                                              slow_step_size=bad),
+     "slow_step_size", None),
+    (lambda bad: jaxopt_port.multi_optimizer(jaxopt_port.sgd(),
+                                             loss_scale_factor=bad),
+     "loss_scale_factor", "2"),
 ])
 def test_wrapper_arguments_refuse_what_is_no_number(make, name, bad):
   with pytest.raises(TypeError, match=re.escape(

@@ -56,6 +56,7 @@ def _averaging(optimizer: optax.GradientTransformation, name: str,
                                               update_fn)
 
 
+@_checks.numbers_checked
 def moving_average(optimizer: optax.GradientTransformation,
                    average_decay: float = 0.99,
                    num_updates: int | None = None, start_step: int = 0,
@@ -105,6 +106,7 @@ def moving_average(optimizer: optax.GradientTransformation,
   return _averaging(optimizer, "moving_average", new_average)
 
 
+@_checks.numbers_checked
 def swa(optimizer: optax.GradientTransformation, start_averaging: int = 0,
         average_period: int = 10) -> optax.GradientTransformationExtraArgs:
   """`tfa.optimizers.SWA`: stochastic weight averaging, kept in the state
@@ -143,6 +145,7 @@ def swa(optimizer: optax.GradientTransformation, start_averaging: int = 0,
   return _averaging(optimizer, "swa", new_average)
 
 
+@_checks.numbers_checked
 def lookahead(optimizer: optax.GradientTransformation, sync_period: int = 6,
               slow_step_size: float = 0.5
               ) -> optax.GradientTransformationExtraArgs:
