@@ -50,6 +50,16 @@ def _assert_same(got, want):
     np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
 
 
+def _compiled(library, optimizer):
+  """Dense(3), Dense(1) on 4 inputs from a fixed seed (`library`: keras or
+  tf_keras), compiled with `optimizer` and mse."""
+  library.utils.set_random_seed(0)
+  model = library.Sequential([library.Input((4,)), library.layers.Dense(3),
+                              library.layers.Dense(1)])
+  model.compile(optimizer, "mse")
+  return model
+
+
 @pytest.mark.parametrize("name, kwargs", KERAS_CASES,
                          ids=[c[0] for c in KERAS_CASES])
 def test_keras_sequential_without_input_trains_as_native(name, kwargs):
@@ -342,12 +352,8 @@ def test_legacy_hdf5_files_move_between_native_and_bridged(name, kwargs,
   bridged_class = getattr(tf_bridge.legacy, name)
 
   def saved(optimizer_class):
-    tf_keras.utils.set_random_seed(0)
-    model = tf_keras.Sequential([tf_keras.layers.Input((4,)),
-                                 tf_keras.layers.Dense(3),
-                                 tf_keras.layers.Dense(1)])
-    model.compile(optimizer_class(**{"learning_rate": 0.05, **kwargs}),
-                  "mse")
+    model = _compiled(tf_keras, optimizer_class(
+        **{"learning_rate": 0.05, **kwargs}))
     model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
     path = str(tmp_path / f"{optimizer_class.__module__}.h5")
     model.save(path)
@@ -393,12 +399,8 @@ def test_keras_files_move_between_native_and_bridged(name, kwargs, tmp_path):
   classes = (getattr(keras.optimizers, name), getattr(tf_bridge, name))
 
   def compiled(optimizer_class):
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
-                              keras.layers.Dense(1)])
-    model.compile(optimizer_class(**{"learning_rate": 0.05, **kwargs}),
-                  "mse")
-    return model
+    return _compiled(keras, optimizer_class(
+        **{"learning_rate": 0.05, **kwargs}))
 
   def continued(model):
     model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
@@ -430,22 +432,15 @@ def test_keras_weights_load_where_the_optimizer_cannot_take_its_state(
   optimizer unbuilt), or compiled with another optimizer: Keras loads the
   layers, warns that it skips the optimizer's state, and training starts
   from a fresh one; the bridged classes, as the native ones."""
-  def compiled(optimizer):
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
-                              keras.layers.Dense(1)])
-    model.compile(optimizer, "mse")
-    return model
-
   def run(module):
-    model = compiled(module.Adam(0.05))
+    model = _compiled(keras, module.Adam(0.05))
     model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
     path = str(tmp_path / f"{module.__name__}{suffix}")
     (model.save if suffix == ".keras" else model.save_weights)(path)
     results = []
     for reader, built in ((module.Adam(0.05), False),
                           (module.SGD(0.05, momentum=0.9), True)):
-      other = compiled(reader)
+      other = _compiled(keras, reader)
       if built:
         other.optimizer.build(other.trainable_variables)
       with pytest.warns(UserWarning, match=(
@@ -471,10 +466,7 @@ def test_keras_model_saved_before_training_loads(tmp_path):
   native's."""
   trained = []
   for optimizer_class in (keras.optimizers.Adam, tf_bridge.Adam):
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
-                              keras.layers.Dense(1)])
-    model.compile(optimizer_class(0.05), "mse")
+    model = _compiled(keras, optimizer_class(0.05))
     path = str(tmp_path / f"{optimizer_class.__module__}.keras")
     model.save(path)
     with pytest.warns(UserWarning, match=(
@@ -502,11 +494,7 @@ def test_backup_and_restore_resumes_an_interrupted_fit(generation, tmp_path):
         raise KeyboardInterrupt
 
   def fit(optimizer_class, callbacks):
-    library.utils.set_random_seed(0)
-    model = library.Sequential([library.Input((4,)),
-                                library.layers.Dense(3),
-                                library.layers.Dense(1)])
-    model.compile(optimizer_class(0.05), "mse")
+    model = _compiled(library, optimizer_class(0.05))
     history = model.fit(X, Y, batch_size=8, epochs=4, verbose=0,
                         shuffle=False, callbacks=callbacks)
     model.epochs_run = len(history.epoch)
