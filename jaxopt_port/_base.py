@@ -574,6 +574,7 @@ def _declared(update_step: UpdateStep, clipnorm: Any,
 
 SparseRows = Union[str, Callable[..., str]]
 
+
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
              learning_rate: float, defaults: dict[str, Any],
@@ -618,6 +619,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
       bound = signature.bind(*args, **kwargs)
       bound.apply_defaults()
       arguments = dict(bound.arguments)
+      # Before `wrap`, whose learning-rate check would call `lr` by the
+      # name it stands for.
       _checks.check_numbers(base_numbers, arguments)
       rate = (arguments["learning_rate"] if "learning_rate" in own
               else arguments.pop("learning_rate"))
