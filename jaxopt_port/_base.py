@@ -61,12 +61,18 @@ class UpdateStep(NamedTuple):
       `touched_rows`, a tree of booleans per row, True for a dense
       gradient); see `jaxopt_port.RowSparse`. Set by the declaration
       (`with_legacy_base_arguments(..., sparse_rows=...)`).
+    reads_old_slots: The updates read slots as they were before the step
+      (Lion's direction interpolates the old momentum). Called with
+      `applied_as_is=True`, the transform then makes the new slots follow
+      the new params (`slots_after_params`), so that XLA writes them in
+      place instead of copying the old ones first.
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
   weight_decay_rates: Callable[[optax.Params], Any] | None = None
   elementwise: bool = False
   sparse_rows: str = _row_sparse.DENSE
+  reads_old_slots: bool = False
 
 
 class KerasState(NamedTuple):
@@ -365,6 +371,47 @@ def _moving_average(average: Any, params: Any, updates: Any, iteration: Any,
   return average, updates
 
 
+def slots_after_params(slots: Any, params: Any, updates: Any,
+                       iteration: Any) -> Any:
+  """`slots` made to depend on the new params, `params + updates` as
+  `optax.apply_updates` computes them (so that XLA computes them once).
+
+  Where the params' update reads a slot's old value, nothing orders the
+  params' loop before the loop that writes the new slot into the old one's
+  (donated) buffer, and XLA copies the old slot first: a parameter-sized
+  copy per slot and step, which JAX's CPU runtime also allocates afresh at
+  every step. A slot that depends on the new params is written after them,
+  in place. The dependency is a select that never takes the new params
+  (`iteration` is never negative), so the slots keep their bits; it reads
+  one element of them. If the caller applies other updates, the new params
+  here are computed apart, from the old params, which XLA then copies: so
+  the transforms do this only when told `applied_as_is=True`.
+  """
+  if params is None:
+    return slots
+  param_leaves, structure = jax.tree.flatten(params)
+  new_params = [
+      None if u is None or _row_sparse.is_row_sparse(u)
+      else jnp.asarray(p + u).astype(jnp.asarray(p).dtype)
+      for p, u in zip(param_leaves, structure.flatten_up_to(updates))]
+
+  def after(slot, new_param):
+    if (new_param is None or jnp.shape(slot) != jnp.shape(new_param)
+        or jnp.size(new_param) == 0):
+      return slot
+    first = jnp.ravel(new_param)[0].astype(jnp.asarray(slot).dtype)
+    return jnp.where(iteration >= 0, slot, first)
+
+  def field_after(field):
+    if jax.tree.structure(field) != structure:
+      return field
+    return structure.unflatten(
+        [after(slot, new_param) for slot, new_param
+         in zip(structure.flatten_up_to(field), new_params)])
+
+  return type(slots)(*map(field_after, slots))
+
+
 def keras_transform(
     update_step: UpdateStep,
     learning_rate: ScalarOrSchedule,
@@ -440,6 +487,7 @@ def keras_transform(
           "params")
     out_dtypes = jax.tree.map(lambda x: x.dtype,
                               grads if params is None else params)
+    given_params = params
     grads = _upcast(grads)
     params = None if params is None else _upcast(params)
     lr = learning_rate_at(learning_rate, state.iterations)
@@ -474,6 +522,9 @@ def keras_transform(
           ema_overwrite_frequency)
     updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
                            out_dtypes)
+    if update_step.reads_old_slots and extra_args.get("applied_as_is"):
+      slots = slots_after_params(slots, given_params, updates,
+                                 state.iterations)
     return updates, KerasState(
         iterations=optax.safe_increment(state.iterations), slots=slots,
         accumulated_gradients=accumulated, average=average)
@@ -552,6 +603,8 @@ def legacy_transform(
         lr_t, iteration, **touched)
     updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
                            out_dtypes)
+    if update_step.reads_old_slots and extra_args.get("applied_as_is"):
+      slots = slots_after_params(slots, params, updates, iteration)
     return updates, LegacyState(optax.safe_increment(iteration), slots)
 
   return _declared(update_step, clipnorm,

@@ -104,7 +104,7 @@ def ftrl_update_step(learning_rate_power: Any, initial_accumulator_value: Any,
     updates = jax.tree.map(jnp.subtract, new_params, params)
     return updates, slots(new_accumulator, linear)
 
-  return UpdateStep(build, update, elementwise=True)
+  return UpdateStep(build, update, elementwise=True, reads_old_slots=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)
@@ -123,6 +123,9 @@ def ftrl(learning_rate_power: float = -0.5,
     p = (clip(z, -l1, l1) - z) / (n_new**-c / learning_rate + 2 * l2 + beta / learning_rate)
 
   optax has no FTRL.
+
+  Its step reads slots as they were before it: pass `applied_as_is=True` to
+  `update` where the updates go to the params as they are (README, Speed).
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.

@@ -39,7 +39,7 @@ def lion_update_step(beta_1: Any, beta_2: Any) -> UpdateStep:
             beta_2, g), grads, slots.momentum)
     return updates, LionSlots(momentum)
 
-  return UpdateStep(build, update, elementwise=True)
+  return UpdateStep(build, update, elementwise=True, reads_old_slots=True)
 
 
 @with_keras_base_arguments(learning_rate=0.001)
@@ -54,6 +54,11 @@ def lion(beta_1: float = 0.9, beta_2: float = 0.99) -> UpdateStep:
   (`optax.lion` is the same, with b1/b2 names and decoupled weight decay
   `weight_decay * lr * p` added to the step; Keras applies weight decay before
   the step.)
+
+  The step reads the old momentum after the new one is due: call `update`
+  with `applied_as_is=True` where the updates go to the params as they are,
+  and XLA writes the momentum in place instead of copying it first (README,
+  Speed).
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.

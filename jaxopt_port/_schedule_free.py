@@ -43,6 +43,9 @@ def schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
   step, on `y`); `optax.contrib.schedule_free_adamw` differs (it decays
   inside the step and weights the average by the learning rate).
 
+  Its step reads slots as they were before it: pass `applied_as_is=True` to
+  `update` where the updates go to the params as they are (README, Speed).
+
   Args:
     learning_rate: A float or a schedule. Defaults to 0.0025.
     beta_1: Interpolation between `z` and `x`, in (0, 1).
@@ -87,4 +90,4 @@ def schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
     updates, z, v = map_leaves(leaf_step, 3, grads, params, *slots)
     return updates, ScheduleFreeSlots(z, v)
 
-  return UpdateStep(build, update, elementwise=True)
+  return UpdateStep(build, update, elementwise=True, reads_old_slots=True)

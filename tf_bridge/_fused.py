@@ -570,6 +570,12 @@ class FusedTransform:
       return grad if has else jnp.zeros_like(param)
 
     runtime_names = self.runtime_names
+    # The step adds a declared port's updates to the params as they are
+    # (under `skip_nonfinite` it selects them): the port may then order its
+    # slots after the params (`applied_as_is`, see `jaxopt_port.lion`).
+    applied = ({"applied_as_is": True}
+               if hasattr(self._factory, "wrap_update_step")
+               and not self._skip_nonfinite else {})
 
     def update(params, grads, state_leaves, learning_rate, row_indices):
       runtime = None
@@ -588,7 +594,8 @@ class FusedTransform:
           gradient(g, p, has, next(indices) if is_sparse else None)
           for g, p, has, is_sparse in zip(grads, params, present, sparse))))
       state = jax.tree_util.tree_unflatten(treedef, state_leaves)
-      updates, new_state = transform.update(grads_tree, state, params_tree)
+      updates, new_state = transform.update(grads_tree, state, params_tree,
+                                            **applied)
       new_params = jaxopt_port.apply_updates(params_tree, updates)
       new_params = [new_params[k] if has else p
                     for k, p, has in zip(keys, params, present)]

@@ -160,6 +160,9 @@ def adabelief(beta_1: float = 0.9, beta_2: float = 0.999,
   On sparse gradients (TFA's sparse path) both moments decay on every row
   but `v` grows and `p` moves on the touched rows only.
 
+  Its step reads slots as they were before it: pass `applied_as_is=True` to
+  `update` where the updates go to the params as they are (README, Speed).
+
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
     beta_1, beta_2: In [0, 1).
@@ -231,7 +234,7 @@ def adabelief(beta_1: float = 0.9, beta_2: float = 0.999,
         touched_rows)
     return updates, RectifiedAdamSlots(m, v, vhat if amsgrad else None)
 
-  return UpdateStep(build, update, elementwise=True)
+  return UpdateStep(build, update, elementwise=True, reads_old_slots=True)
 
 
 class YogiSlots(NamedTuple):

@@ -58,7 +58,8 @@ def _with_decoupled_decay(step: UpdateStep, weight_decay: Any,
     return jax.tree.map(jnp.add, decay, updates), slots
 
   return UpdateStep(step.build, update, elementwise=(
-      step.elementwise and not exclude_from_weight_decay))
+      step.elementwise and not exclude_from_weight_decay),
+                    reads_old_slots=step.reads_old_slots)
 
 
 def decoupled_weight_decay(factory: Callable[..., optax.GradientTransformation]

@@ -206,6 +206,9 @@ def ftrl(learning_rate_power: float = -0.5,
   `accumulator` and `linear`. On sparse gradients the native optimizer
   updates only the touched rows (the bridge too).
 
+  Its step reads slots as they were before it: pass `applied_as_is=True` to
+  `update` where the updates go to the params as they are (README, Speed).
+
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
     learning_rate_power: <= 0.

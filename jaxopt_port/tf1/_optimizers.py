@@ -270,6 +270,9 @@ def ftrl(learning_rate_power: float = -0.5,
   the formula of `jaxopt_port.ftrl`, slots `accum` and `linear`. On sparse
   gradients only the touched rows move.
 
+  Its step reads slots as they were before it: pass `applied_as_is=True` to
+  `update` where the updates go to the params as they are (README, Speed).
+
   Args:
     learning_rate: A float or a schedule (required).
     learning_rate_power: <= 0.
