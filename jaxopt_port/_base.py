@@ -389,15 +389,11 @@ def slots_after_params(slots: Any, params: Any, updates: Any,
   """
   if params is None:
     return slots
-  param_leaves, structure = jax.tree.flatten(params)
-  new_params = [
-      None if u is None or _row_sparse.is_row_sparse(u)
-      else jnp.asarray(p + u).astype(jnp.asarray(p).dtype)
-      for p, u in zip(param_leaves, structure.flatten_up_to(updates))]
+  structure = jax.tree.structure(params)
+  new_params = structure.flatten_up_to(optax.apply_updates(params, updates))
 
   def after(slot, new_param):
-    if (new_param is None or jnp.shape(slot) != jnp.shape(new_param)
-        or jnp.size(new_param) == 0):
+    if jnp.shape(slot) != jnp.shape(new_param) or jnp.size(new_param) == 0:
       return slot
     first = jnp.ravel(new_param)[0].astype(jnp.asarray(slot).dtype)
     return jnp.where(iteration >= 0, slot, first)
