@@ -16,7 +16,7 @@ class SGDSlots(NamedTuple):
   momentum: optax.Params | None  # None when momentum is the number 0.
 
 
-def sgd_update_step(momentum: Any = 0.0, nesterov: bool = False) -> UpdateStep:
+def sgd_update_step(momentum: Any, nesterov: bool) -> UpdateStep:
   """Keras's SGD update step (both generations compute the same).
 
   With momentum `mu`, per parameter::

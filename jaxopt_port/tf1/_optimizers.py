@@ -26,7 +26,7 @@ def gradient_descent() -> UpdateStep:
   Args:
     learning_rate: A float or a schedule (required).
   """
-  return _sgd.sgd_update_step()
+  return _sgd.sgd_update_step(momentum=0.0, nesterov=False)
 
 
 class MomentumSlots(NamedTuple):
