@@ -26,8 +26,8 @@ def conversions(monkeypatch):
   """A list that grows by one each time the bridge converts a step with
   jax2tf: a step taken from another instance converts nothing."""
   converted = []
-  convert = tf_bridge._fused.to_tensorflow  # pylint: disable=protected-access
-  monkeypatch.setattr(tf_bridge._fused, "to_tensorflow",  # pylint: disable=protected-access
+  convert = tf_bridge._compiled.to_tensorflow  # pylint: disable=protected-access
+  monkeypatch.setattr(tf_bridge._compiled, "to_tensorflow",  # pylint: disable=protected-access
                       lambda *args, **kwargs: converted.append(1) or
                       convert(*args, **kwargs))
   return converted
@@ -107,7 +107,7 @@ def op_types(function):
 def test_one_xla_call_traced_once(optimizer):
   # A step shared with an earlier test's optimizer may have been traced in
   # other contexts.
-  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  tf_bridge._compiled._SHARED_STEPS.clear()  # pylint: disable=protected-access
   optimizer = optimizer()
   initial, gradients = problem(sparse=False)
   keras_trajectory(optimizer, initial, gradients[:3])
@@ -159,7 +159,7 @@ def test_eager_and_traced_steps_share_the_compiled_step(make, native, change):
   # Eager steps call the compiled step's concrete function (cheaper than
   # the polymorphic call); steps inside a tf.function call it as before.
   # Both must run the one trace, and a changed hyperparameter a new one.
-  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  tf_bridge._compiled._SHARED_STEPS.clear()  # pylint: disable=protected-access
   initial, gradients = problem(sparse=False)
   bridged, tracings = _mixed_trajectory(make(), initial, gradients, change)
   expected, _ = _mixed_trajectory(native(), initial, gradients, change)
@@ -427,7 +427,7 @@ def test_instances_share_the_step_whatever_their_variables_are_named(
   It is still the same program, and shared. The shapes repeat, so a slot
   fed to another variable's step would go unnoticed by a shape check; each
   trajectory equals its native twin's."""
-  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  tf_bridge._compiled._SHARED_STEPS.clear()  # pylint: disable=protected-access
   shapes = [(3,), (3,), (2, 2), (3,), (3,), (4,), (3,), (3,), (2, 2), (3,),
             (3,), (3,)]
   initial, gradients = testing.seeded_problem(4, 5, 1.0, shapes)
@@ -461,7 +461,7 @@ def test_instances_share_a_sparse_step(make, native, change, conversions):
   instance was set to since (Keras 3's `optimizer.epsilon = 0.5`). No
   batch repeats a row (Keras 3's TensorFlow backend mishandles that; see
   test_bridged_sparse)."""
-  tf_bridge._fused._SHARED_STEPS.clear()  # pylint: disable=protected-access
+  tf_bridge._compiled._SHARED_STEPS.clear()  # pylint: disable=protected-access
   initial = problem(sparse=False)[0]
   rng = np.random.default_rng(3)
 

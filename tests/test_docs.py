@@ -111,7 +111,7 @@ def test_architecture_names_real_files_and_methods():
   exists, so the page cannot drift from the code unnoticed."""
   import tf_bridge  # pylint: disable=import-outside-toplevel
   from jaxopt_port import _base  # pylint: disable=import-outside-toplevel
-  from tf_bridge import _bridge, _fused  # pylint: disable=import-outside-toplevel
+  from tf_bridge import _bridge, _fused, _layout  # pylint: disable=import-outside-toplevel
   from tf_bridge.legacy import _optimizer  # pylint: disable=import-outside-toplevel
   root = pathlib.Path(__file__).resolve().parents[1]
   text = (root / "docs" / "architecture.md").read_text()
@@ -126,7 +126,8 @@ def test_architecture_names_real_files_and_methods():
   classes = {"Keras3Optimizer": tf_bridge.Keras3Optimizer,
              "LegacyOptimizer": _optimizer.LegacyOptimizer,
              "BridgedOptimizer": _bridge.BridgedOptimizer,
-             "FusedTransform": _fused.FusedTransform}
+             "FusedTransform": _fused.FusedTransform,
+             "StateLayout": _layout.StateLayout}
   named = [(c, m) for c, m in re.findall(r"`(\w+)\.(\w+)`", text)
            if c in classes]
   assert len(named) >= 8

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import jaxopt_port
 import keras
 
-from tf_bridge import _arguments, _checks, _fused, _serialization
+from tf_bridge import _arguments, _checks, _fused, _layout, _serialization
 from tf_bridge._bridge import BridgedOptimizer
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 
@@ -27,7 +27,7 @@ def camel_case(name: str) -> str:
   return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
-def _initializer(leaf: _fused.StateLeaf):
+def _initializer(leaf: _layout.StateLeaf):
   """A Keras initializer of the leaf's initial value (a fill if it is
   one: the value is a broadcast, which TensorFlow would copy whole)."""
   value, fill = leaf.value, leaf.fill
@@ -221,11 +221,11 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     with _outside_functions():
       super().build(variables)
     leaves = self._fused.initial_state(
-        _fused.unique_keys([getattr(v, "path", v.name) for v in variables]),
+        _layout.unique_keys([getattr(v, "path", v.name) for v in variables]),
         variables)
     from_params = [i for i, leaf in enumerate(leaves) if leaf.from_params]
     created = {}
-    for index in _fused.creation_order(leaves, self._slots_by_variable,
+    for index in _layout.creation_order(leaves, self._slots_by_variable,
                                        shared_first=False):
       leaf = leaves[index]
       if leaf.from_params:

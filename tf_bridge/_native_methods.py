@@ -17,7 +17,7 @@ def _run(function: Callable[[Any], Any], x: Any) -> Any:
   if keras.backend.backend() != "tensorflow":
     return function(x)
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from tf_bridge._fused import to_tensorflow  # pylint: disable=import-outside-toplevel
+  from tf_bridge._compiled import to_tensorflow  # pylint: disable=import-outside-toplevel
   return to_tensorflow(function)(tf.convert_to_tensor(x))
 
 

@@ -26,12 +26,12 @@ import tf_keras  # pylint: disable=wrong-import-position
 
 import tf_bridge  # pylint: disable=wrong-import-position
 import tf_bridge.legacy  # pylint: disable=wrong-import-position
-from tf_bridge import _fused  # pylint: disable=wrong-import-position
+from tf_bridge import _compiled  # pylint: disable=wrong-import-position
 
 CONVERSIONS = []
-_convert = _fused.to_tensorflow
-_fused.to_tensorflow = lambda *args, **kwargs: (CONVERSIONS.append(1) or
-                                                 _convert(*args, **kwargs))
+_convert = _compiled.to_tensorflow
+_compiled.to_tensorflow = lambda *args, **kwargs: (CONVERSIONS.append(1) or
+                                                    _convert(*args, **kwargs))
 
 
 def data():

@@ -18,7 +18,7 @@ import optax
 import tensorflow as tf
 import tf_keras
 
-from tf_bridge import _arguments, _checks, _fused, _serialization
+from tf_bridge import _arguments, _checks, _fused, _layout, _serialization
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
 from tf_bridge._bridge import BridgedOptimizer
 from tf_bridge._keras3 import camel_case
@@ -230,7 +230,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     var_list = built + new
     self._variables_built_for = var_list
     leaves = self._fused.initial_state(
-        _fused.unique_keys([v.name for v in var_list]), var_list)
+        _layout.unique_keys([v.name for v in var_list]), var_list)
     identities = [(leaf.name, None if leaf.slot_of is None
                    else var_list[leaf.slot_of].ref()) for leaf in leaves]
     kept = dict(zip(self._state_identities, self._state_variables))
@@ -240,7 +240,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
                                          for v in var_list])
         if any(leaf.from_params for leaf in leaves) else []))
     created = {}
-    for index in _fused.creation_order(leaves, self._slots_by_variable,
+    for index in _layout.creation_order(leaves, self._slots_by_variable,
                                        shared_first=True):
       leaf = leaves[index]
       if identities[index] in kept:

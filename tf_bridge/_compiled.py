@@ -1,0 +1,247 @@
+"""The fused step converted and compiled for TensorFlow, and shared.
+
+A JAX step becomes one `XlaCallModule` op (`jax2tf`) inside a
+`tf.function(autograph=False)`; reading and assigning the variables around
+it is compiled with it (`tf.function(jit_compile=True)`). Optimizer
+instances whose steps compute the same thing share one converted and
+compiled step, keyed by the step's program (`_program_key`).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+from typing import Any, Callable, Iterator, Sequence
+
+import jax
+import jax.extend
+import numpy as np
+
+from tf_bridge._layout import StateLayout, precision, spec_of
+
+# Compiled steps shared by optimizer instances in this process, keyed by the
+# step's program (`_program_key`): a new optimizer that computes the same
+# step (a model compiled again, a tuner's next trial, a fold) reuses the
+# converted and compiled step instead of paying its first call again. The
+# most recent ones are kept.
+_SHARED_STEPS: collections.OrderedDict[Any, tuple[Any, Any, Any]] = (
+    collections.OrderedDict())
+_SHARED_STEPS_KEPT = 16
+
+
+def compiled_step(step: Callable[..., Any], layout: StateLayout,
+                  sparse: tuple[bool, ...], inputs: Sequence[Any],
+                  shareable: bool = True) -> tuple[Any, Any, Any]:
+  """(converted step, compiled apply, its eager caller: see
+  `_compile_apply`) of the JAX `step` (`FusedTransform`'s, the stored
+  leaves in the layout's leaf order), another instance's of the same
+  program (`_SHARED_STEPS`) if `shareable`, else new. `inputs`: the call's
+  arguments, with the variables themselves (their shapes and dtypes are
+  traced).
+
+  The step is traced to a jaxpr first, which keys the sharing. A dense
+  step converts that jaxpr: a shared step replays the program, never an
+  instance's Python (whose hyperparameters may change later). A sparse
+  step's gradient length is symbolic, so jax2tf traces it again for each
+  new length (jax2tf's symbols are not the jaxpr's): the caller hands a
+  step that keeps its hyperparameters as they are now."""
+  polymorphic = _polymorphic_shapes(
+      sparse, [layout.param_specs[k].shape[1:] for k in layout.keys])
+  step = _in_stored_order(step, layout.stored_order)
+
+  def compiled(step):
+    converted = _convert(step, polymorphic)
+    return (converted, *_compile_apply(
+        converted, layout.float64,
+        [v.dtype for v in [*inputs[0], *inputs[2]]]))
+
+  if not shareable:
+    return compiled(step)
+  specs = jax.tree.map(spec_of, inputs)
+  with precision(layout.float64):
+    if any(sparse):
+      closed = jax.make_jaxpr(step)(
+          *jax.export.symbolic_args_specs(specs, polymorphic))
+    else:
+      closed, shapes = jax.make_jaxpr(step, return_shape=True)(*specs)
+      step = _replay(closed, shapes)
+  program = _program_key(closed)
+  shared = _SHARED_STEPS.pop(program, None) or compiled(step)
+  _SHARED_STEPS[program] = shared  # The most recent last.
+  while len(_SHARED_STEPS) > _SHARED_STEPS_KEPT:
+    _SHARED_STEPS.popitem(last=False)
+  return shared
+
+
+def to_tensorflow(function: Callable[..., Any],
+                  polymorphic_shapes: Any = None) -> Callable[..., Any]:
+  """`function` (JAX) as a TensorFlow function: `jax2tf.convert`, one
+  `XlaCallModule` op.
+
+  Converted `with_gradient=True` though nothing differentiates it: without
+  a gradient jax2tf wraps every output in a `PreventGradient` op, which
+  TensorFlow's XLA compiler has no kernel of its own for and lowers through
+  its MLIR pipeline one op at a time (2.5 ms each, measured: ResNet-50's
+  fused step spent 1.0 s of its first call there).
+  """
+  from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
+  return jax2tf.convert(function, with_gradient=True,
+                        polymorphic_shapes=polymorphic_shapes,
+                        native_serialization_platforms=_export_platforms())
+
+
+def _compile_apply(step: Callable[..., Any], float64: bool,
+                   dtypes: Sequence[Any]):
+  """`step` (converted) with the variables read and assigned in one
+  `tf.function(jit_compile=True)`: `compiled_apply`, and the same called
+  through its concrete function (`_eager_caller`). It takes the
+  variables' resource handles (`dtypes`: theirs, params then state): a
+  function taking variables keeps weak references to the ones created
+  inside a `tf.function` (tf_keras's slots), and calling it after they are
+  gone raises, which a step shared by instances must not."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  # reduce_retracing: sparse gradients of other lengths reuse the trace.
+  @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
+  def apply(handles, grads, state_handles, learning_rate, row_indices,
+            iterations):
+    values = [tf.raw_ops.ReadVariableOp(resource=handle, dtype=dtype)
+              for handle, dtype in zip([*handles, *state_handles], dtypes)]
+    with precision(float64):
+      new_params, new_state = step(
+          values[:len(handles)], grads, values[len(handles):],
+          learning_rate, row_indices, iterations)
+    for handle, value in zip([*handles, *state_handles],
+                             [*new_params, *new_state]):
+      tf.raw_ops.AssignVariableOp(resource=handle, value=value)
+    # An output, so that graphs can depend on the update having run.
+    return tf.constant(True)
+  return apply, _eager_caller(apply)
+
+
+def _eager_caller(apply: Any) -> Callable[..., Any]:
+  """`apply` called through its concrete function for the first call's
+  arguments (eagerly and outside a distribution strategy, a `tf.function`
+  keys its traces on the arguments' types alone, which a dense step's keep,
+  also in the instances that share it)."""
+  concrete = []
+
+  def call(*arguments):
+    if not concrete:
+      concrete.append(apply.get_concrete_function(*arguments))
+    return concrete[0](*arguments)
+  return call
+
+
+def _program_key(closed: Any) -> tuple[Any, ...]:
+  """What identifies a traced step's computation, whatever order the
+  transform visited the variables in: a digest of each output's
+  computation, built from each equation's printed form (primitive,
+  parameters, literals, shapes; the constants of the jaxprs among its
+  parameters, which print as shapes only, by value) and its inputs'
+  digests, back to the step's arguments by position and its constants by
+  value. Keras names a second model's variables on from the first's
+  (`dense_12` after `dense_11`) and the transform sees them as a dict
+  sorted by name, so the same step can come traced in another order: it
+  gets the same key, and any other difference another one."""
+
+  def digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+  def value(constant: Any) -> str:
+    constant = np.asarray(constant)
+    return digest("constant", f"{constant.dtype}{constant.shape}",
+                  constant.tobytes().hex())
+
+  jaxpr = closed.jaxpr
+  digests = {var: digest("argument", str(position))
+             for position, var in enumerate(jaxpr.invars)}
+  for var, constant in zip(jaxpr.constvars, closed.consts):
+    digests[var] = value(constant)
+
+  def of(atom: Any) -> str:
+    # A literal is printed in its equation.
+    return (repr(atom) if isinstance(atom, jax.extend.core.Literal)
+            else digests[atom])
+
+  for equation in jaxpr.eqns:
+    operation = digest(repr(equation), *map(of, equation.invars),
+                       *map(value, _nested_constants(equation.params)))
+    for index, var in enumerate(equation.outvars):
+      digests[var] = digest(operation, str(index))
+  # The arguments' shapes and dtypes (the converted step takes them all,
+  # also those it does not read).
+  return (tuple(str(var.aval) for var in jaxpr.invars),
+          tuple(map(of, jaxpr.outvars)), jax.config.jax_enable_x64)
+
+
+def _nested_constants(params: dict[str, Any]) -> Iterator[Any]:
+  """The constants of the closed jaxprs in an equation's parameters (a
+  jitted helper closing over an array), at any depth."""
+  for parameter in params.values():
+    for item in (parameter if isinstance(parameter, (tuple, list))
+                 else (parameter,)):
+      if isinstance(item, jax.extend.core.ClosedJaxpr):
+        yield from item.consts
+        item = item.jaxpr
+      if isinstance(item, jax.extend.core.Jaxpr):
+        for equation in item.eqns:
+          yield from _nested_constants(equation.params)
+
+
+def _in_stored_order(step: Callable[..., Any], order: Sequence[int]
+                     ) -> Callable[..., Any]:
+  """`step` taking and returning its stored state leaves in `order` (their
+  positions in the state's leaf order)."""
+  inverse = np.argsort(order)
+
+  def reordered(params, grads, stored_leaves, *arguments):
+    new_params, new_leaves = step(
+        params, grads, [stored_leaves[i] for i in inverse], *arguments)
+    return new_params, [new_leaves[i] for i in order]
+  return reordered
+
+
+def _replay(closed: Any, shapes: Any) -> Callable[..., Any]:
+  """The traced step `closed` as a function of the step's arguments,
+  returning its outputs' structure (`shapes`)."""
+  run = jax.extend.core.jaxpr_as_fun(closed)
+  outputs = jax.tree.structure(shapes)
+
+  def step(*arguments):
+    return jax.tree.unflatten(outputs, run(*jax.tree.leaves(arguments)))
+  return step
+
+
+def _polymorphic_shapes(sparse: tuple[bool, ...],
+                        row_shapes: Sequence[tuple[int, ...]]) -> list[Any]:
+  """jax2tf's `polymorphic_shapes` of the step's arguments: a sparse
+  gradient's length is symbolic (one conversion serves every batch), its
+  rows the variable's."""
+  lengths = [f"({', '.join(map(str, (f'n{index}', *row_shape)))})"
+             if is_sparse else None
+             for index, (is_sparse, row_shape) in enumerate(zip(sparse,
+                                                                 row_shapes))]
+  return [None, lengths, None, None,
+          [f"(n{index},)" for index, is_sparse in enumerate(sparse)
+           if is_sparse], None]
+
+
+def _convert(step: Callable[..., Any], polymorphic_shapes: list[Any]):
+  """`step` as a `tf.function` (`_polymorphic_shapes`: its arguments')."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  return tf.function(
+      to_tensorflow(step, polymorphic_shapes=polymorphic_shapes),
+      autograph=False)
+
+
+def _export_platforms() -> tuple[str, ...] | None:
+  """The platforms to export the step for: the CPU where TensorFlow has no
+  accelerator. jax2tf's default, JAX's default backend, is wrong where JAX
+  has a GPU (jax[cuda]) and TensorFlow does not: TensorFlow then refuses to
+  run the step. With an accelerator in TensorFlow, JAX's default backend as
+  before."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if any(tf.config.list_physical_devices(kind) for kind in ("GPU", "TPU")):
+    return None
+  return ("cpu",)
