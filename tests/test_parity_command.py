@@ -1,24 +1,40 @@
 """`python -m tf_bridge.parity`: table, JSON, plot, exit status."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 
-def parity(*arguments, cwd):
+def parity(*arguments, cwd, env=None):
   return subprocess.run(
       [sys.executable, "-m", "tf_bridge.parity", *arguments],
-      capture_output=True, text=True, cwd=cwd, timeout=600, check=False)
+      capture_output=True, text=True, cwd=cwd, timeout=600, check=False,
+      env=env)
 
 
 @pytest.fixture(scope="module")
 def adam_report(tmp_path_factory):
+  """README's main command as a user runs it: TF_CPP_MIN_LOG_LEVEL unset."""
   directory = tmp_path_factory.mktemp("parity")
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
   result = parity("--optimizer", "adam", "--steps", "30", "--json",
-                  "report.json", "--plot", "parity.png", cwd=directory)
+                  "report.json", "--plot", "parity.png", cwd=directory,
+                  env=env)
   return result, directory
+
+
+def test_starts_without_tensorflows_start_up_lines(adam_report):
+  """TensorFlow's C++ lines on a machine without a GPU ("failed call to
+  cuInit: ... CUDA error") read as a failure: the command starts clean."""
+  result, _ = adam_report
+  assert result.returncode == 0, result.stderr
+  assert not [line for line in result.stderr.splitlines()
+              if re.match(r"[IWEF]\d{4} ", line)
+              or "absl::InitializeLog" in line], result.stderr
 
 
 def test_adam_table(adam_report):

@@ -13,6 +13,11 @@ optimizer step by step; `python -m tf_bridge.parity` reports it.
 optimizer state between a native Keras optimizer and its JAX port.
 """
 
+from tf_bridge._start import quiet_tensorflow_start
+
+quiet_tensorflow_start()
+
+# pylint: disable=wrong-import-position
 from tf_bridge import catalog
 from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer
 from tf_bridge._state import port_for, state_from_keras, state_to_keras

@@ -403,7 +403,6 @@ def main(argv: Sequence[str] | None = None) -> int:
       catalog.lookup(name)
   except KeyError as error:
     parser.error(error.args[0])
-  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   if "keras" not in sys.modules:
     os.environ["KERAS_BACKEND"] = "tensorflow"
 
