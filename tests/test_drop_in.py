@@ -602,6 +602,25 @@ def test_invalid_arguments_raise_natives_error(declaration):
     assert refused > 0
 
 
+@pytest.mark.parametrize("declaration", _layout_cases(),
+                         ids=lambda d: d.name)
+def test_unknown_arguments_raise_natives_error(declaration):
+  """Keras 3: ValueError "Argument(s) not recognized: {...}"; OptimizerV2:
+  TypeError naming the first one and the kwargs it allows; from a config
+  too."""
+  bridged = getattr(tf_bridge if declaration.generation == "keras"
+                    else tf_bridge.legacy, declaration.class_name)
+  native = declaration.native_class()
+  unknown = {"betta_1": 0.9, "bogus": None}
+  expected = outcome(lambda: native(**declaration.required, **unknown))
+  assert expected is not None and "betta_1" in expected[1]
+  assert outcome(lambda: bridged(**declaration.required, **unknown)) == (
+      expected)
+  config = {**bridged(**declaration.required).get_config(), **unknown}
+  assert outcome(lambda: bridged.from_config(config)) == outcome(
+      lambda: native.from_config(config))
+
+
 def test_positional_base_arguments_and_name():
   native = keras.optimizers.Adam(0.002, 0.8, 0.99, 1e-6, False, 0.01, None,
                                  None, None, True, 0.9, None, None, None,
@@ -872,20 +891,16 @@ def test_configs_are_natives(declaration):
   assert bridged_class.from_config(native).get_config() == native
 
 
-def _empty_as_none(value):
-  # "No patterns": Keras's None, the port's ().
-  return None if isinstance(value, (tuple, list)) and not value else value
-
-
 @pytest.mark.parametrize("declaration", [
     d for d in _layout_cases() if d.generation == "keras"],
                          ids=lambda d: d.name)
 def test_keras_constructor_signatures_are_natives(declaration):
   """Keras 3's classes: the same parameters in the same order with the
-  same defaults (Muon takes its own after `name`), plus `skip_nonfinite`;
-  a positional call binds as native's does."""
+  same defaults (Muon takes its own after `name`; its `exclude_layers`
+  None, kept as [] as native keeps it), plus `skip_nonfinite`; a
+  positional call binds as native's does."""
   def parameters(cls):
-    return [(p.name, _empty_as_none(p.default))
+    return [(p.name, p.default)
             for p in inspect.signature(cls).parameters.values()
             if p.kind != p.VAR_KEYWORD]
 
@@ -897,6 +912,7 @@ def test_keras_constructor_signatures_are_natives(declaration):
     native = declaration.native_class()(*arguments)
     bridged = bridged_class(*arguments)
     assert (bridged.clipnorm, bridged.adam_beta_1) == (native.clipnorm, 0.8)
+    assert bridged.exclude_layers == native.exclude_layers == []
 
 
 @pytest.mark.parametrize("declaration", [

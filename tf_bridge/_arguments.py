@@ -83,13 +83,15 @@ def required_arguments(factory: Callable[..., Any]) -> list[str]:
 
 def check_arguments(class_name: str, kwargs: dict[str, Any],
                     factory: Callable[..., Any], own: dict[str, Any],
-                    base: Sequence[str], base_label: str) -> None:
-  """Refuses unknown keyword arguments and missing required ones."""
-  unknown = sorted(set(kwargs) - set(own) - set(base) - {"learning_rate"})
+                    base: Sequence[str],
+                    unknown_error: Callable[[dict[str, Any]], Exception]
+                    ) -> None:
+  """Refuses unknown keyword arguments (`unknown_error` of them, in the
+  order given: the host's native error) and missing required ones."""
+  known = set(own) | set(base) | {"learning_rate"}
+  unknown = {k: v for k, v in kwargs.items() if k not in known}
   if unknown:
-    raise TypeError(
-        f"{class_name}() got unexpected keyword argument(s) {unknown}; it "
-        f"takes {sorted(own)} and {base_label}'s base arguments.")
+    raise unknown_error(unknown)
   given = set(kwargs) | ({"learning_rate"} if "lr" in kwargs else set())
   missing = [name for name in required_arguments(factory)
              if name not in given]

@@ -31,7 +31,6 @@ class BridgedOptimizer:
 
   # Set per generation.
   _base_arguments: ClassVar[tuple[str, ...]] = ()
-  _base_label: ClassVar[str] = ""
   _schedules: ClassVar[Any] = None  # The host's schedules module.
   _slots_by_variable: ClassVar[bool] = True
 
@@ -150,8 +149,13 @@ class BridgedOptimizer:
         registered, cls._schedules)
     _arguments.check_arguments(
         name, {k: v for k, v in kwargs.items() if k != "name"}, cls.port,
-        cls._own_defaults, cls._host_arguments, cls._base_label)
+        cls._own_defaults, cls._host_arguments, cls._unknown_arguments)
     return kwargs
+
+  @staticmethod
+  def _unknown_arguments(unknown: dict[str, Any]) -> Exception:
+    """The host's native error for keyword arguments it does not take."""
+    raise NotImplementedError
 
   @classmethod
   def _pop_learning_rate(cls, kwargs: dict[str, Any],

@@ -83,10 +83,14 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
   class's learning rate, which defaults to the inner optimizer's.
   """
   _base_arguments = tuple(_arguments.KERAS_BASE_ARGUMENTS)
-  _base_label = "Keras"
   _schedules = keras.optimizers.schedules
   _slots_by_variable = True  # As Keras 3's `add_optimizer_variables`.
   _base_defaults: dict[str, Any] = {}
+
+  @staticmethod
+  def _unknown_arguments(unknown):
+    # Keras 3's `BaseOptimizer.__init__`.
+    return ValueError(f"Argument(s) not recognized: {unknown}")
 
   @classmethod
   def _package_of(cls, declaration):

@@ -24,7 +24,12 @@ def _run(function: Callable[[Any], Any], x: Any) -> Any:
 class MuonMethods:
   """Keras 3 Muon's `transpose_last_axis`, `lr_adjust` and
   `zeropower_via_newtonschulz5`, with the hyperparameters the optimizer
-  holds."""
+  holds; "no patterns" kept as Keras keeps them."""
+
+  def __init__(self, *args: Any, **kwargs: Any):
+    super().__init__(*args, **kwargs)
+    if self.exclude_layers is None:  # Keras's `exclude_layers or []`.
+      self.exclude_layers = []
 
   def transpose_last_axis(self, x: Any) -> Any:
     """`x` with its last two axes swapped."""

@@ -158,7 +158,7 @@ class Muon(MuonMethods, Keras3Optimizer, algorithm="muon"):
                  use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
                  gradient_accumulation_steps=None, name=None,
-                 exclude_layers=(), exclude_embeddings=True, muon_a=3.4445,
+                 exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
                  muon_b=-4.775, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
                  ns_steps=5, nesterov=True, rms_rate=0.2, *,
                  skip_nonfinite=False) -> None: ...

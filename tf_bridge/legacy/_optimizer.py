@@ -48,13 +48,21 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
   keeps the constructor's value: legacy Nadam's `decay`).
   """
   _base_arguments = tuple(_arguments.LEGACY_BASE_ARGUMENTS)
-  _base_label = "OptimizerV2"
   _schedules = tf_keras.optimizers.schedules
   # As most OptimizerV2 classes: each slot for all variables in turn.
   _slots_by_variable = False
   _hyperparameters: tuple[str, ...] = ()
   _unread_hyperparameters: tuple[str, ...] = ()
   _hyper_names: dict[str, str] = {}  # The port's name of each of those.
+
+  @staticmethod
+  def _unknown_arguments(unknown):
+    # OptimizerV2's `__init__`: the first one, and the set it allows, made
+    # as native makes it (a set's printed order is the process's).
+    allowed = {"clipnorm", "clipvalue", "lr", "decay", "global_clipnorm"}
+    return TypeError(f"Unexpected keyword argument passed to optimizer: "
+                     f"{next(iter(unknown))}. Allowed kwargs are "
+                     f"{allowed}.")
 
   @classmethod
   def _generation_options(cls, kwargs):

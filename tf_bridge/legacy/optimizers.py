@@ -191,7 +191,7 @@ class Muon(MuonMethods, LegacyOptimizer, algorithm="muon"):
   if TYPE_CHECKING:  # The constructor, for static analysis.
     def __init__(self, learning_rate=0.001, adam_beta_1=0.9, adam_beta_2=0.999,
                  adam_weight_decay=0.004, epsilon=1e-07, weight_decay=0.004,
-                 exclude_layers=(), exclude_embeddings=True, muon_a=3.4445,
+                 exclude_layers=None, exclude_embeddings=True, muon_a=3.4445,
                  muon_b=-4.775, muon_c=2.0315, adam_lr_ratio=1, momentum=0.95,
                  ns_steps=5, nesterov=True, rms_rate=0.2, name='Muon', *,
                  clipnorm=None, clipvalue=None, global_clipnorm=None,
