@@ -338,6 +338,49 @@ def test_optimizer_variables_are_natives(declaration, kernel_dtype,
       n[0] for n in native if named(n[0])]
 
 
+def _flag_cases():
+  """(declaration, arguments) for every flag of a native class that may add
+  a variable: each boolean turned from its default, a momentum of 0 made
+  0.5; one at a time and all together."""
+  cases = []
+  for declaration in _layout_cases():
+    flags = {}
+    for name, parameter in inspect.signature(
+        declaration.native_class()).parameters.items():
+      if isinstance(parameter.default, bool):
+        flags[name] = not parameter.default
+      elif name == "momentum" and parameter.default == 0:
+        flags[name] = 0.5
+    cases += [(declaration, {name: value}) for name, value in flags.items()]
+    if len(flags) > 1:
+      cases.append((declaration, flags))
+  return cases
+
+
+@pytest.mark.parametrize("declaration, kwargs", _flag_cases(),
+                         ids=lambda case: (case.name if hasattr(case, "name")
+                                           else "-".join(case)))
+def test_optimizer_variables_are_natives_under_every_flag(declaration,
+                                                          kwargs):
+  """Native's names, shapes and order with each flag that adds a variable
+  (Adam's amsgrad makes every `velocity_hat` after every variable's
+  `momentum` and `velocity`; Keras 3 RMSprop each slot for every variable
+  in turn): Keras 3 files hold optimizer variables by position."""
+  keras3 = declaration.generation == "keras"
+  make = keras.Variable if keras3 else tf.Variable
+  bridged_class = getattr(tf_bridge if keras3 else tf_bridge.legacy,
+                          declaration.class_name)
+  layouts = [
+      _layout(optimizer, [make(np.ones((3, 2), "float32"), name="kernel"),
+                          make(np.ones((2,), "float32"), name="bias")])
+      for optimizer in (declaration.make_native(**kwargs),
+                        bridged_class(**declaration.required, **kwargs))]
+  native, bridged = layouts
+  assert [v[1:] for v in bridged] == [v[1:] for v in native]
+  if declaration.class_name not in ("Nadam", "Adafactor"):  # Keras's names.
+    assert [v[0] for v in bridged] == [v[0] for v in native]
+
+
 @pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("Nadam", {}),
                                           ("SGD", {"momentum": 0.9}),
                                           ("Adadelta", {"learning_rate": 1.0})])
@@ -390,7 +433,8 @@ def test_legacy_hdf5_files_move_between_native_and_bridged(name, kwargs,
 
 @pytest.mark.parametrize("name, kwargs", [
     ("Adam", {}), ("Nadam", {}), ("Adafactor", {}), ("Lion", {}),
-    ("SGD", {"momentum": 0.9})])
+    ("SGD", {"momentum": 0.9}), ("Adam", {"amsgrad": True}),
+    ("RMSprop", {"momentum": 0.5, "centered": True})])
 def test_keras_files_move_between_native_and_bridged(name, kwargs, tmp_path):
   """A `.keras` file written with either class: `load_model` gives the
   writer's class back with its state, and `load_weights` of the file into

@@ -33,6 +33,7 @@ class BridgedOptimizer:
   _base_arguments: ClassVar[tuple[str, ...]] = ()
   _schedules: ClassVar[Any] = None  # The host's schedules module.
   _slots_by_variable: ClassVar[bool] = True
+  _slot_groups: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
   # Set per class by `__init_subclass__`.
   _host_arguments: ClassVar[list[str]]
@@ -63,6 +64,7 @@ class BridgedOptimizer:
       native_names = declaration.native_names
       if slots_by_variable is None:
         slots_by_variable = declaration.slots_by_variable
+      cls._slot_groups = declaration.slot_groups
       positional = positional or cls._native_positional(declaration)
       package = package or cls._package_of(declaration)
       options = {**cls._declared_options(declaration), **options}

@@ -230,7 +230,8 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     from_params = [i for i, leaf in enumerate(leaves) if leaf.from_params]
     created = {}
     for index in _layout.creation_order(leaves, self._slots_by_variable,
-                                       shared_first=False):
+                                        shared_first=False,
+                                        slot_groups=self._slot_groups):
       leaf = leaves[index]
       if leaf.from_params:
         # Reads the variables: inside the trace that creates them (a model

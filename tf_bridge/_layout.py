@@ -169,25 +169,29 @@ class StateLayout:
 
 
 def creation_order(leaves: Sequence[StateLeaf], slots_by_variable: bool,
-                   shared_first: bool) -> list[int]:
+                   shared_first: bool,
+                   slot_groups: Sequence[Sequence[str]] = ()) -> list[int]:
   """The order to create the stored leaves' variables in, native's: the
   slots of one variable after another (`slots_by_variable`, Keras 3's
-  `add_optimizer_variables`) or each slot for every variable in turn
-  (OptimizerV2's `_create_slots` loops), variables in their list's order
-  (the state's dicts hold them sorted by path); the leaves of no variable
-  (Nadam's momentum cache) before the slots if `shared_first`, else
-  after."""
+  `add_optimizer_variables`; with `slot_groups`, the slot names of each of
+  its calls, one group after another) or each slot for every variable in
+  turn (OptimizerV2's `_create_slots` loops), variables in their list's
+  order (the state's dicts hold them sorted by path); the leaves of no
+  variable (Nadam's momentum cache) before the slots if `shared_first`,
+  else after."""
   first: dict[str, int] = {}
   for index, leaf in enumerate(leaves):
     first.setdefault(leaf.name, index)
+  group = {name: position for position, names in enumerate(slot_groups)
+           for name in names}
 
   def key(index):
     leaf = leaves[index]
     if leaf.slot_of is None:
       return (0 if shared_first else 2, index)
     if slots_by_variable:
-      return (1, leaf.slot_of, first[leaf.name])
-    return (1, first[leaf.name], leaf.slot_of)
+      return (1, group.get(leaf.name, 0), leaf.slot_of, first[leaf.name])
+    return (1, 0, first[leaf.name], leaf.slot_of)
 
   return sorted((i for i, leaf in enumerate(leaves) if leaf.stored), key=key)
 

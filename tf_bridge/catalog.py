@@ -44,6 +44,11 @@ class Declaration:
   # The order its native class creates slots in, where it is not its
   # generation's (`keras_optimizer`'s `slots_by_variable`).
   slots_by_variable: bool | None = None
+  # Keras 3 classes that make their slots in more than one
+  # `add_optimizer_variables` call (Adam's `velocity_hat` after every
+  # variable's `momentum` and `velocity`): the slot names of each call, in
+  # order.
+  slot_groups: tuple[tuple[str, ...], ...] = ()
   # Names the native class has for arguments the port names otherwise
   # (TFA Yogi's hyperparameter `beta_1` for its argument `beta1`, LAMB's old
   # `weight_decay_rate`): the bridged class takes them too, as constructor
@@ -169,10 +174,11 @@ def tf1(port, class_name, **options) -> Declaration:
 
 CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.sgd, "SGD"),
-    keras(jaxopt_port.adam, "Adam"),
-    keras(jaxopt_port.adamw, "AdamW"),
+    keras(jaxopt_port.adam, "Adam", slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
+    keras(jaxopt_port.adamw, "AdamW", slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
     keras(jaxopt_port.adagrad, "Adagrad"),
-    keras(jaxopt_port.rmsprop, "RMSprop"),
+    keras(jaxopt_port.rmsprop, "RMSprop", slot_groups=(
+        ("velocity",), ("momentum",), ("average_gradient",))),
     keras(jaxopt_port.adamax, "Adamax"),
     keras(jaxopt_port.nadam, "Nadam"),
     keras(jaxopt_port.adadelta, "Adadelta"),

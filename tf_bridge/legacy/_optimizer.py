@@ -249,7 +249,8 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         if any(leaf.from_params for leaf in leaves) else []))
     created = {}
     for index in _layout.creation_order(leaves, self._slots_by_variable,
-                                       shared_first=True):
+                                        shared_first=True,
+                                        slot_groups=self._slot_groups):
       leaf = leaves[index]
       if identities[index] in kept:
         created[index] = kept[identities[index]]
