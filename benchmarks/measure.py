@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -202,7 +202,8 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
           "optimizer_peak_mb": _peak_rss_mb() - baseline}
 
 
-def measure_fit(model: str, samples: int, rounds: int) -> dict:
+def measure_fit(model: str, samples: int, rounds: int,
+                **model_options: Any) -> dict:
   """`model.fit` steps per second of `model` (a key of FIT_MODELS) with
   native and bridged Adam in each configuration (FIT_CONFIGURATIONS): one
   epoch of each in turn, each round starting one configuration later,
@@ -210,7 +211,7 @@ def measure_fit(model: str, samples: int, rounds: int) -> dict:
   compiles), and the epochs' steps per second by round, so that a ratio
   can pair epochs run close in time (this machine's speed moves between
   modes from one epoch to the next)."""
-  models = {name: FIT_MODELS[model](name, samples)
+  models = {name: FIT_MODELS[model](name, samples, **model_options)
             for name in FIT_CONFIGURATIONS}
   losses = {}
 

@@ -45,6 +45,10 @@ def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   parser.add_argument("--quick", action="store_true",
                       help="small shapes, Adam and Lamb (< 3 minutes)")
+  parser.add_argument("--smoke", action="store_true",
+                      help="--quick on tiny shapes and short fits: every "
+                      "measurement's code runs, no figure means anything "
+                      "(tests/test_benchmarks.py)")
   parser.add_argument("--out", default=None,
                       help="directory for results.json, results.png and "
                       "RESULTS.md (default: benchmarks/, or "
@@ -61,6 +65,7 @@ def main(argv=None) -> int:
   if args.worker:
     run_worker(json.loads(args.worker))
     return 0
+  args.quick = args.quick or args.smoke
   out = args.out or os.path.join(HERE, "quick" if args.quick else "")
   os.makedirs(out, exist_ok=True)
   if args.report:
@@ -68,12 +73,13 @@ def main(argv=None) -> int:
       results = json.load(f)
     print(report(out, results))
     return 0
-  shapes = shape_sets(args.quick)
+  shapes = shape_sets("smoke" if args.smoke else "quick" if args.quick
+                      else "full")
   if args.shapes:
     shapes = {name: shapes[name] for name in args.shapes}
   algorithms = args.algorithms or (["adam", "lamb"] if args.quick
                                    else ALGORITHMS)
-  repeats = 5 if args.quick else 10
+  repeats = 2 if args.smoke else 5 if args.quick else 10
   with_tf = not args.no_tf and has_tensorflow()
   device = device_name()
   records = []
@@ -113,16 +119,19 @@ def main(argv=None) -> int:
                    "algorithm": "adam", "shape": memory_shape, "steps": 3})
   fits, transformer_fits = {}, {}
   if with_tf:
-    samples = 512 if args.quick else 2048
-    fits = measure_fit("cnn", samples, 3 if args.quick else 8)
-    transformer_fits = measure_fit("transformer", 256 if args.quick else 1024,
-                                   3 if args.quick else 8)
+    samples = 64 if args.smoke else 512 if args.quick else 2048
+    rounds = 2 if args.smoke else 3 if args.quick else 8
+    fits = measure_fit("cnn", samples, rounds)
+    transformer_fits = measure_fit(
+        "transformer", 64 if args.smoke else 256 if args.quick else 1024,
+        rounds, **({"layers": 1} if args.smoke else {}))
     for configuration in [] if args.quick else FIT_CONFIGURATIONS:
       fits[configuration].update(in_subprocess(
           {"kind": "fit", "implementation": configuration,
            "samples": samples}))
   settings = {"date": datetime.date.today().isoformat(),
-              "mode": "--quick" if args.quick else "full run",
+              "mode": ("--smoke" if args.smoke else "--quick" if args.quick
+                       else "full run"),
               "repeats": repeats, "jax": jax.__version__,
               "optax": optax.__version__}
   if with_tf:

@@ -98,8 +98,13 @@ def transformer_shapes(layers: int = 12, d_model: int = 768,
   return shapes + [(d_model,), (d_model,)]
 
 
-def shape_sets(quick: bool) -> dict[str, list[tuple[int, ...]]]:
-  if quick:
+def shape_sets(mode: str) -> dict[str, list[tuple[int, ...]]]:
+  """The shapes of a run: "full", "quick" (small) or "smoke" (tiny: the
+  whole run's code in seconds, for the tests; no figure means anything)."""
+  if mode == "smoke":
+    return {"4x1k": [(1_000,)] * 4, "20x100": [(100,)] * 20,
+            "transformer-1x32": transformer_shapes(1, 32, 256, 32)}
+  if mode == "quick":
     return {"10x250k": [(250_000,)] * 10, "50x10k": [(10_000,)] * 50,
             "transformer-2x256": transformer_shapes(2, 256, 4096, 256)}
   return {"100x250k": [(250_000,)] * 100, "2000x10k": [(10_000,)] * 2000,
@@ -269,12 +274,13 @@ TRANSFORMER = {"vocabulary": 8000, "length": 32, "width": 128, "heads": 4,
                "layers": 4}
 
 
-def transformer_model(configuration: str, samples: int):
-  """A 4-layer transformer encoder over a token embedding (8000 x 128,
-  sequences of 32), classifying seeded random sequences into 10 classes,
-  compiled with the Adam of `configuration`."""
+def transformer_model(configuration: str, samples: int,
+                      layers: int = TRANSFORMER["layers"]):
+  """A 4-layer (`layers`) transformer encoder over a token embedding (8000
+  x 128, sequences of 32), classifying seeded random sequences into 10
+  classes, compiled with the Adam of `configuration`."""
   implementation, jit_compile, keras = _fit_host(configuration)
-  size = TRANSFORMER
+  size = {**TRANSFORMER, "layers": layers}
   rng = np.random.default_rng(0)
   x = rng.integers(0, size["vocabulary"], size=(samples, size["length"]))
   y = rng.integers(0, 10, size=(samples,))

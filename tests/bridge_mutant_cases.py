@@ -11,12 +11,12 @@ import functools
 
 import keras
 import pytest
+import tensorflow as tf
 import tf_keras
 
 import grids
 import mutants
-from bridge_cases import (ALL_CLASSES, IDS, keras_trajectory,
-                          native_dense_trajectory, problem)
+from bridge_cases import ALL_CLASSES, IDS, problem
 from tf_bridge import catalog, testing
 
 RTOL, ATOL = 1e-5, 1e-6  # test_bridge_parity's.
@@ -39,10 +39,10 @@ def _schedules(legacy):
 def _native(case_index, label):
   declaration = ALL_CLASSES[case_index].declaration
   point = _labelled(case_index)[label]
-  return native_dense_trajectory(
-      declaration, grids.build(point, _schedules(
-          declaration.generation == catalog.LEGACY)),
-      problem(sparse=False)[1], in_function=False)
+  initial, gradients = problem(sparse=False)
+  return testing.native_trajectory(
+      declaration.make_native(**grids.build(point, _schedules(
+          declaration.generation == catalog.LEGACY))), initial, gradients)
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,8 +52,25 @@ def _labelled(case_index):
 
 
 def _bridged(case, point):
-  return keras_trajectory(
+  return testing.native_trajectory(
       case.make(**grids.build(point, _schedules(case.legacy))),
+      *problem(sparse=False))
+
+
+def _bridged_mutant(case, mutant):
+  """The bridged class made with `mutant`, every numeric hyperparameter
+  but the learning rate fed as a tensor (runtime hyperparameters, which
+  the bridge feeds to its step: the same numbers, and one compiled step
+  serves every mutant of a point, where baked in each would compile its
+  own), its steps in one `tf.function` call (`testing.native_trajectory`
+  runs any Keras optimizer so)."""
+  fed = {}
+  for name in mutants.numeric_hyperparameters(case.declaration):
+    value = mutants.value_at(case.declaration, mutant, name)
+    if name != "learning_rate" and isinstance(value, float):
+      fed[name] = tf.constant(value, tf.float32)
+  return testing.native_trajectory(
+      case.make(**grids.build({**mutant, **fed}, _schedules(case.legacy))),
       *problem(sparse=False))
 
 
@@ -70,7 +87,7 @@ def test_every_hyperparameter_mutant_parts_bridge_from_native(case_index):
       if mutant is None:
         continue
       try:
-        mutant_run = _bridged(case, mutant)
+        mutant_run = _bridged_mutant(case, mutant)
       except ValueError:
         continue  # Out of the argument's range here: no mutant.
       expected = _native(case_index, label)

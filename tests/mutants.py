@@ -23,11 +23,17 @@ def numeric_hyperparameters(declaration):
                   and not isinstance(parameter.default, bool)))]
 
 
+def value_at(declaration, point, name):
+  """The value of argument `name` at `point`: given, required or the
+  port's default."""
+  return point.get(name, declaration.required.get(
+      name, inspect.signature(declaration.port).parameters[name].default))
+
+
 def perturbed(declaration, point, name, relative=PERTURBATION):
   """`point` with `name` perturbed by `relative` (`relative` itself if it is
   0); None where its value is not a number (a schedule, None)."""
-  value = point.get(name, declaration.required.get(
-      name, inspect.signature(declaration.port).parameters[name].default))
+  value = value_at(declaration, point, name)
   if not isinstance(value, (int, float)) or isinstance(value, bool):
     return None
   return {**point, name: value * (1 + relative) if value else relative}

@@ -1,5 +1,5 @@
-"""benchmarks/run.py --quick runs and writes valid results (no timing is
-asserted: benchmarks are not tests)."""
+"""benchmarks/run.py --smoke (--quick's code on tiny shapes) runs and writes
+valid results (no timing is asserted: benchmarks are not tests)."""
 
 import collections
 import functools
@@ -15,17 +15,17 @@ FIELDS = {"shape", "parameters", "algorithm", "implementation", "device",
           "bytes_moved", "bandwidth_gb_per_s", "roofline_fraction"}
 
 
-def test_quick_run_writes_json_markdown_and_plot(tmp_path):
+def test_smoke_run_writes_json_markdown_and_plot(tmp_path):
   completed = subprocess.run(
-      [sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick",
+      [sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--smoke",
        "--out", str(tmp_path)], capture_output=True, text=True, check=False,
       timeout=900)
   assert completed.returncode == 0, completed.stderr[-3000:]
   with open(tmp_path / "results.json", encoding="utf-8") as f:
     results = json.load(f)
   records = results["records"]
-  assert {r["shape"] for r in records} == {"10x250k", "50x10k",
-                                            "transformer-2x256"}
+  assert {r["shape"] for r in records} == {"4x1k", "20x100",
+                                            "transformer-1x32"}
   for record in records:
     assert set(record) == FIELDS, record
     assert record["median_seconds"] > 0 and record["roofline_fraction"] > 0
@@ -37,7 +37,7 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path):
   everything = {"roofline", "optax", "jaxopt_port", "jaxopt_port.packed",
                 "keras3", "keras3.xla", "tf_keras.legacy", "tf_bridge",
                 "tf_bridge.legacy"}
-  for shape in ("10x250k", "50x10k", "transformer-2x256"):
+  for shape in ("4x1k", "20x100", "transformer-1x32"):
     assert implementations[shape, "adam"] == everything
     # Lamb: not elementwise, so no packed column; legacy has no Lamb.
     assert implementations[shape, "lamb"] == everything - {
