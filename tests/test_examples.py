@@ -18,7 +18,6 @@ def run(*arguments, cwd=EXAMPLES):
 @pytest.mark.parametrize("script,expected", [
     ("jax_training_loop.py", "loss "),
     ("keras_fit.py", "accuracy "),
-    ("custom_optimizer.py", "parity checked in both Keras generations"),
     ("flax_nnx.py", "bit-identical to the uninterrupted run"),
     ("flax_linen.py", "bit-identical to the uninterrupted run"),
     ("jax_distributed.py", "state sharded like the params"),
@@ -31,10 +30,11 @@ def test_example_runs(script, expected):
   assert expected in result.stdout
 
 
-def test_custom_optimizer_example_writes_its_plot(tmp_path):
+def test_custom_optimizer_example_runs_and_writes_its_plot(tmp_path):
   result = run(str(EXAMPLES / "custom_optimizer.py"), "--plot",
                str(tmp_path / "valley.png"))
   assert result.returncode == 0, result.stderr[-3000:]
+  assert "parity checked in both Keras generations" in result.stdout
   png = (tmp_path / "valley.png").read_bytes()
   assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
