@@ -1,21 +1,26 @@
 """Runs a native Keras 3 optimizer on another Keras backend, in a process of
-its own (KERAS_BACKEND is read once per process).
+its own (KERAS_BACKEND is read once per process), started at the first run
+and kept for the next ones.
 
 The ground truth of an optimizer whose TensorFlow backend has a defect
 (DESIGN.md: `ScheduleFreeAdamW`) is its JAX backend's result. The optimizer
 travels as its Keras config (plain data, deserialized through Keras's
-registry) and the arrays as an `.npz` file.
+registry) and the arrays as an `.npz` file; the process reads one line
+`REQUEST.npz RESULT.npz` per run and answers `done` or `failed` and the
+error:
 
-    python -m tf_bridge._other_backend BACKEND REQUEST.npz RESULT.npz
+    python -m tf_bridge._other_backend BACKEND
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import traceback
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,15 +48,7 @@ def run(backend: str, optimizer_config: dict[str, Any],
       arrays.update(inputs=inputs, targets=targets)
     np.savez(request, config=json.dumps(optimizer_config),
              steps=steps, count=len(initial), **arrays)
-    environment = dict(os.environ, KERAS_BACKEND=backend,
-                       TF_CPP_MIN_LOG_LEVEL="2")
-    completed = subprocess.run(
-        [sys.executable, "-m", "tf_bridge._other_backend", backend, request,
-         result], capture_output=True, text=True, env=environment,
-        check=False)
-    if completed.returncode != 0:
-      raise RuntimeError(f"The {backend} backend run failed:\n"
-                         f"{completed.stderr[-3000:]}")
+    _ask(backend, f"{request} {result}")
     with np.load(result) as data:
       flat, losses = data["trajectory"], data["losses"].tolist()
   shapes = [np.shape(value) for value in initial]
@@ -66,7 +63,59 @@ def run(backend: str, optimizer_config: dict[str, Any],
   return trajectory, losses
 
 
-def _main(request_path: str, result_path: str) -> None:
+# backend -> its running process, and the file its standard error goes to.
+_WORKERS: dict[str, tuple[subprocess.Popen, Any]] = {}
+
+
+def _ask(backend: str, line: str) -> None:
+  """Has `backend`'s process (started if there is none alive) run the
+  request `line`; raises RuntimeError with its error if it fails."""
+  worker = _WORKERS.get(backend)
+  if worker is None or worker[0].poll() is not None:
+    errors = tempfile.TemporaryFile("w+")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tf_bridge._other_backend", backend],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+        text=True, env=dict(os.environ, KERAS_BACKEND=backend,
+                            TF_CPP_MIN_LOG_LEVEL="2"))
+    worker = _WORKERS[backend] = (process, errors)
+  process, errors = worker
+  try:
+    process.stdin.write(line + "\n")
+    process.stdin.flush()
+    answer = process.stdout.readline()
+  except BrokenPipeError:
+    answer = ""
+  if answer.strip() == "done":
+    return
+  if answer.startswith("failed "):
+    message = json.loads(answer.removeprefix("failed "))
+  else:  # The process ended: its standard error says why.
+    errors.seek(0)
+    message = errors.read()[-3000:]
+  raise RuntimeError(f"The {backend} backend run failed:\n{message}")
+
+
+@atexit.register
+def _stop_workers() -> None:
+  for process, errors in _WORKERS.values():
+    process.stdin.close()
+    process.wait()
+    errors.close()
+
+
+def _serve() -> None:
+  """Runs each request line of standard input (`_run_request`)."""
+  for line in sys.stdin:
+    try:
+      _run_request(*line.split())
+      answer = "done"
+    except Exception:  # pylint: disable=broad-except
+      answer = "failed " + json.dumps(traceback.format_exc()[-3000:])
+    print(answer, flush=True)
+
+
+def _run_request(request_path: str, result_path: str) -> None:
   import jax  # pylint: disable=import-outside-toplevel
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   import keras  # pylint: disable=import-outside-toplevel
@@ -109,4 +158,4 @@ def _main(request_path: str, result_path: str) -> None:
 
 
 if __name__ == "__main__":
-  _main(sys.argv[2], sys.argv[3])
+  _serve()
