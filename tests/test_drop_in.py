@@ -1059,3 +1059,94 @@ def test_float16_models_keep_natives_state(generation, name):
                                atol=4 * half)
   for got, first in zip(native, start):
     assert np.any(np.abs(got.astype(np.float64) - first) > 0.05)
+
+
+_WITHOUT_THE_PROJECT = """
+import importlib.abc, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+os.environ["KERAS_BACKEND"] = "tensorflow"
+
+class NotInstalled(importlib.abc.MetaPathFinder):
+  def find_spec(self, name, path=None, target=None):
+    if name.split(".")[0] in ("tf_bridge", "jaxopt_port"):
+      raise ImportError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, NotInstalled())
+import numpy as np
+import keras
+import tf_keras
+
+data = np.load(sys.argv[1])
+for index, path in enumerate(sys.argv[2:]):
+  library = keras if path.endswith(".keras") else tf_keras
+  model = library.models.load_model(path)
+  model.fit(data["x"], data["y"], batch_size=8, epochs=1, verbose=0,
+            shuffle=False)
+  for position, weight in enumerate(model.get_weights()):
+    np.save(f"{path}.{position}.npy", weight)
+  print(type(model.optimizer).__module__, type(model.optimizer).__name__)
+"""
+
+
+def test_a_model_saved_with_its_native_optimizer_loads_without_the_project(
+    tmp_path):
+  """No lock-in: within `tf_bridge.native_optimizer(model)` a `.keras`,
+  tf_keras `.h5` or SavedModel file holds the native twin with the bridged
+  optimizer's state; a process that cannot import this project loads it
+  with the native class, and from `.keras` and `.h5` files continues
+  training on the bridged run's trajectory (a fresh optimizer state would
+  part from it). A tf_keras SavedModel loses the slots at `fit` natively
+  too (measured: 0.11 off the continued run), so only its class is
+  checked."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  np.savez(tmp_path / "data.npz", x=X, y=Y)
+  files, continued = [], []
+  for library, optimizer, suffix in (
+      (keras, tf_bridge.Adam(0.05, amsgrad=True), ".keras"),
+      (tf_keras, tf_bridge.legacy.RMSprop(0.05, momentum=0.5,
+                                          centered=True), ".h5"),
+      (tf_keras, tf_bridge.legacy.Adam(0.05), "_savedmodel")):
+    model = _compiled(library, optimizer)
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    path = str(tmp_path / f"model{len(files)}{suffix}")
+    with tf_bridge.native_optimizer(model) as twin:
+      assert type(twin).__name__ == type(optimizer).__name__
+      assert model.optimizer is twin
+      model.save(path)
+    assert model.optimizer is optimizer
+    files.append(path)
+    fresh = library.models.clone_model(model)
+    fresh.set_weights(model.get_weights())
+    fresh.compile(type(optimizer)(0.05, **{
+        k: v for k, v in optimizer.get_config().items()
+        if k in ("amsgrad", "momentum", "centered")}), "mse")
+    fresh.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    continued.append((model.get_weights(), fresh.get_weights()))
+  result = subprocess.run(
+      [sys.executable, "-c", _WITHOUT_THE_PROJECT,
+       str(tmp_path / "data.npz"), *files],
+      capture_output=True, text=True, timeout=600, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stdout.split("\n")[:3] == [
+      "keras.src.optimizers.adam Adam",
+      "tf_keras.src.optimizers.legacy.rmsprop RMSprop",
+      "tf_keras.src.optimizers.legacy.adam Adam"]
+  for path, (bridged, fresh) in zip(files[:2], continued):
+    loaded = [np.load(f"{path}.{i}.npy") for i in range(len(bridged))]
+    _assert_same(loaded, bridged)
+    assert max(np.max(np.abs(a - b)) for a, b in zip(fresh, bridged)) > 1e-4
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: tf_bridge.tf1.Adam(0.1), "Adam has no native twin"),
+    (lambda: tf_bridge.legacy.addons.AdamW(0.1), "AdamW has no native twin"),
+    (lambda: tf_bridge.Adam(skip_nonfinite=True),
+     "Adam(skip_nonfinite=True) has no native twin"),
+    (lambda: tf_bridge.keras_optimizer(jaxopt_port.vanilla_sgd,
+                                       "HandWritten")(),
+     "HandWritten has no native twin")])
+def test_native_twin_refuses_what_native_cannot_hold(make, message):
+  with pytest.raises(ValueError, match=re.escape(message)):
+    tf_bridge.native_twin(make())

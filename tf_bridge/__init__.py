@@ -10,7 +10,9 @@ Addons' optimizers in `tf_bridge.tf1` and `tf_bridge.addons` (and
 `tf_bridge.testing.assert_parity` checks a transform against a native Keras
 optimizer step by step; `python -m tf_bridge.parity` reports it.
 `tf_bridge.state_from_keras` and `tf_bridge.state_to_keras` move a run's
-optimizer state between a native Keras optimizer and its JAX port.
+optimizer state between a native Keras optimizer and its JAX port;
+`tf_bridge.native_optimizer(model)` saves a model as compiled with the
+native twin of its bridged optimizer, for users without this project.
 """
 
 from tf_bridge._start import quiet_tensorflow_start
@@ -20,12 +22,14 @@ quiet_tensorflow_start()
 # pylint: disable=wrong-import-position
 from tf_bridge import catalog
 from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer
+from tf_bridge._native_twin import native_optimizer, native_twin
 from tf_bridge._state import port_for, state_from_keras, state_to_keras
 from tf_bridge.optimizers import *  # pylint: disable=wildcard-import
 from tf_bridge.optimizers import __all__ as _optimizers
 
-__all__ = ["catalog", "Keras3Optimizer", "keras_optimizer", "port_for",
-           "state_from_keras", "state_to_keras", *_optimizers]
+__all__ = ["catalog", "Keras3Optimizer", "keras_optimizer",
+           "native_optimizer", "native_twin", "port_for", "state_from_keras",
+           "state_to_keras", *_optimizers]
 
 
 def __getattr__(name: str):
