@@ -1150,3 +1150,26 @@ def test_a_model_saved_with_its_native_optimizer_loads_without_the_project(
 def test_native_twin_refuses_what_native_cannot_hold(make, message):
   with pytest.raises(ValueError, match=re.escape(message)):
     tf_bridge.native_twin(make())
+
+
+@pytest.mark.parametrize("declaration", [
+    d for d in _layout_cases() if d.generation == "legacy"],
+                         ids=lambda d: d.name)
+def test_legacy_attributes_are_natives(declaration):
+  """`dir()` lists native's public names (OptimizerV2 lists its
+  hyperparameters, native classes keep their other arguments as
+  attributes), and `epsilon=None` or 0 reads as native's
+  `epsilon or backend.epsilon()`."""
+  bridged_class = getattr(tf_bridge.legacy, declaration.class_name)
+  native, bridged = declaration.make_native(), bridged_class(
+      **declaration.required)
+  public = {name for name in dir(native) if not name.startswith("_")}
+  assert public - set(dir(bridged)) == set()
+  for name in public:
+    if not callable(getattr(native, name)) and name not in (
+        "iterations", "weights", "clipnorm", "clipvalue", "global_clipnorm"):
+      assert outcome(lambda: getattr(bridged, name)) is None, name  # pylint: disable=cell-var-from-loop
+  if "epsilon" in inspect.signature(type(native)).parameters:
+    for epsilon in (None, 0.0):
+      assert bridged_class(epsilon=epsilon).epsilon == (
+          declaration.native_class()(epsilon=epsilon).epsilon)

@@ -179,9 +179,20 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     if self._native_hyper(name):
       return self._get_hyper(name)
     if self._own_name(name) in arguments:
-      return arguments[self._own_name(name)]
+      value = arguments[self._own_name(name)]
+      if name == "epsilon":  # OptimizerV2's `epsilon or backend.epsilon()`.
+        return value or tf_keras.backend.epsilon()
+      return value
     raise AttributeError(
         f"{type(self).__name__!r} object has no attribute {name!r}")
+
+  def __dir__(self):
+    # OptimizerV2 lists its hyperparameters; native classes keep their
+    # other arguments as attributes.
+    names = set(super().__dir__())
+    names.update(self.__dict__.get("_arguments", {}))
+    names.update(self._native_names)
+    return sorted(names)
 
   def __setattr__(self, name, value):
     arguments = self.__dict__.get("_arguments")
