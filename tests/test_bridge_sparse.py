@@ -126,18 +126,24 @@ def _built(declaration, point):
                      else keras.optimizers.schedules)
 
 
+_NATIVE_SPARSE = {}
+
+
 def _sparse_runs(declaration, point, mutant=None):
   """(bridged trajectory, native sparse trajectory) at `point`; the bridged
-  one with `mutant`'s arguments if given."""
+  one with `mutant`'s arguments if given. Native's is computed once per
+  point (the mutants of a point share it)."""
   initial, gradients = problem(sparse=True)
   bridged = keras_trajectory(
       bridged_class(declaration)(**{**declaration.required, **_built(
           declaration, mutant or point)}), initial, gradients, sparse=True)
-  native = keras_trajectory(
-      declaration.make_native(**grids.build(
-          point, tf_keras.optimizers.schedules)), initial, gradients,
-      sparse=True)
-  return bridged, native
+  key = (declaration.name, grids.label(point))
+  if key not in _NATIVE_SPARSE:
+    _NATIVE_SPARSE[key] = keras_trajectory(
+        declaration.make_native(**grids.build(
+            point, tf_keras.optimizers.schedules)), initial, gradients,
+        sparse=True)
+  return bridged, _NATIVE_SPARSE[key]
 
 
 @pytest.mark.parametrize(
