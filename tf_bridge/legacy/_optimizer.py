@@ -57,12 +57,13 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
 
   @staticmethod
   def _unknown_arguments(unknown):
-    # OptimizerV2's `__init__`: the first one, and the set it allows, made
-    # as native makes it (a set's printed order is the process's).
-    allowed = {"clipnorm", "clipvalue", "lr", "decay", "global_clipnorm"}
-    return TypeError(f"Unexpected keyword argument passed to optimizer: "
-                     f"{next(iter(unknown))}. Allowed kwargs are "
-                     f"{allowed}.")
+    # OptimizerV2's own check, for its words: it names the first one and
+    # prints the set of kwargs it allows, in its module's set order.
+    try:
+      tf_keras.optimizers.legacy.Optimizer(name="unknown", **unknown)
+    except TypeError as error:
+      return error
+    return TypeError(f"Unexpected keyword arguments: {list(unknown)}")
 
   @classmethod
   def _generation_options(cls, kwargs):
@@ -185,14 +186,6 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
       return value
     raise AttributeError(
         f"{type(self).__name__!r} object has no attribute {name!r}")
-
-  def __dir__(self):
-    # OptimizerV2 lists its hyperparameters; native classes keep their
-    # other arguments as attributes.
-    names = set(super().__dir__())
-    names.update(self.__dict__.get("_arguments", {}))
-    names.update(self._native_names)
-    return sorted(names)
 
   def __setattr__(self, name, value):
     arguments = self.__dict__.get("_arguments")
