@@ -124,7 +124,7 @@ class StateLayout:
                     for (path, _), leaf in zip(paths_and_leaves, leaves)
                     if leaf.stored]
     return cls(keys, param_specs, treedef, leaves,
-               [np.asarray(leaf).dtype for leaf in jax.tree.leaves(state)],
+               [np.asarray(leaf).dtype for _, leaf in paths_and_leaves],
                sorted(range(len(stored_paths)), key=stored_paths.__getitem__))
 
   @property

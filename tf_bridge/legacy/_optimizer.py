@@ -18,7 +18,7 @@ import optax
 import tensorflow as tf
 import tf_keras
 
-from tf_bridge import _arguments, _checks, _fused, _layout, _serialization
+from tf_bridge import _arguments, _checks, _layout, _serialization
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
 from tf_bridge._bridge import BridgedOptimizer
 from tf_bridge._keras3 import camel_case
