@@ -120,16 +120,13 @@ IDS = [case.optimizer_class.registered_name.replace(">", ".")
        for case in ALL_CLASSES]
 
 
-def native_dense_trajectory(declaration, kwargs, gradients, in_function):
+def native_dense_trajectory(declaration, kwargs, gradients):
   """The native class's trajectory on dense gradients, on its ground-truth
-  backend (a subprocess on Keras's JAX backend for ScheduleFreeAdamW)."""
-  initial = problem(sparse=False)[0]
-  optimizer = declaration.make_native(**kwargs)
-  if declaration.native_backend != "tensorflow":
-    return testing.native_trajectory(optimizer, initial, gradients,
-                                     backend=declaration.native_backend)
-  return keras_trajectory(optimizer, initial, gradients,
-                          in_function=in_function)
+  backend (a subprocess on Keras's JAX backend for ScheduleFreeAdamW), its
+  steps in one `tf.function` call (the same numbers as eager steps)."""
+  return testing.native_trajectory(declaration.make_native(**kwargs),
+                                   problem(sparse=False)[0], gradients,
+                                   backend=declaration.native_backend)
 
 
 VOCABULARY = 320

@@ -11,7 +11,6 @@ import functools
 
 import keras
 import pytest
-import tensorflow as tf
 import tf_keras
 
 import grids
@@ -58,19 +57,12 @@ def _bridged(case, point):
 
 
 def _bridged_mutant(case, mutant):
-  """The bridged class made with `mutant`, every numeric hyperparameter
-  but the learning rate fed as a tensor (runtime hyperparameters, which
-  the bridge feeds to its step: the same numbers, and one compiled step
-  serves every mutant of a point, where baked in each would compile its
-  own), its steps in one `tf.function` call (`testing.native_trajectory`
-  runs any Keras optimizer so)."""
-  fed = {}
-  for name in mutants.numeric_hyperparameters(case.declaration):
-    value = mutants.value_at(case.declaration, mutant, name)
-    if name != "learning_rate" and isinstance(value, float):
-      fed[name] = tf.constant(value, tf.float32)
+  """The bridged class made with `mutant`'s hyperparameters fed as tensors
+  (`mutants.fed`), its steps in one `tf.function` call
+  (`testing.native_trajectory` runs any Keras optimizer so)."""
   return testing.native_trajectory(
-      case.make(**grids.build({**mutant, **fed}, _schedules(case.legacy))),
+      case.make(**grids.build(mutants.fed(case.declaration, mutant),
+                              _schedules(case.legacy))),
       *problem(sparse=False))
 
 

@@ -5,6 +5,11 @@ A check that no mutant of a hyperparameter fails leaves it untested."""
 
 import inspect
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
 from tf_bridge import testing
 
 PERTURBATION = 1e-3
@@ -39,6 +44,20 @@ def perturbed(declaration, point, name, relative=PERTURBATION):
   return {**point, name: value * (1 + relative) if value else relative}
 
 
+def fed(declaration, mutant):
+  """`mutant` with every numeric hyperparameter but the learning rate fed
+  as a float32 tensor: the bridge feeds such runtime hyperparameters to its
+  step, the same numbers, and one compiled step then serves every mutant of
+  a point (baked in, each would compile its own)."""
+  import tensorflow as tf
+  tensors = {}
+  for name in numeric_hyperparameters(declaration):
+    value = value_at(declaration, mutant, name)
+    if name != "learning_rate" and isinstance(value, float):
+      tensors[name] = tf.constant(value, tf.float32)
+  return {**mutant, **tensors}
+
+
 def parts(actual, expected, *, rtol=1e-5, atol=1e-6, initial=None):
   """Whether the check `compare_trajectories` tells `actual` apart from
   `expected`: True, False, or None where it cannot tell (the reference
@@ -49,3 +68,30 @@ def parts(actual, expected, *, rtol=1e-5, atol=1e-6, initial=None):
   except AssertionError as error:
     return True if "part at step" in str(error) else None
   return False
+
+
+def transform_trajectories(transforms, initial, gradients):
+  """`testing.transform_trajectory` of each of `transforms` (a list), their
+  steps together in one jitted program: one XLA compile for all of them (a
+  compile each costs several times more, on the small problems here)."""
+  names = [f"variable_{index}" for index in range(len(initial))]
+
+  @jax.jit
+  def step(all_params, all_states, grads):
+    moved = [transform.update(grads, state, params)
+             for transform, params, state in zip(transforms, all_params,
+                                                 all_states)]
+    return ([optax.apply_updates(params, updates)
+             for params, (updates, _) in zip(all_params, moved)],
+            [state for _, state in moved])
+
+  params = {name: jnp.asarray(value) for name, value in zip(names, initial)}
+  all_params = [params] * len(transforms)
+  all_states = [transform.init(params) for transform in transforms]
+  trajectories = [[] for _ in transforms]
+  for step_gradients in gradients:
+    all_params, all_states = step(all_params, all_states, {
+        name: jnp.asarray(g) for name, g in zip(names, step_gradients)})
+    for trajectory, params in zip(trajectories, all_params):
+      trajectory.append([np.asarray(params[name]) for name in names])
+  return trajectories

@@ -1,6 +1,8 @@
 """Every bridged class against its native Keras class and its port, step by
 step, eager and in a `tf.function`."""
 
+import functools
+
 import pytest
 import tf_keras
 
@@ -23,6 +25,20 @@ def test_legacy_classes_never_stand_in_for_a_native_legacy_class():
       assert catalog.lookup(f"legacy.{declaration.port.__name__}")
 
 
+@functools.lru_cache(maxsize=None)
+def _references(name):
+  """(port trajectory, native trajectory or None) of catalog entry `name`
+  on the dense problem: shared by its eager and tf.function cases and by
+  every class hosting it."""
+  declaration = catalog.lookup(name)
+  initial, gradients = problem(sparse=False)
+  port = testing.transform_trajectory(declaration.make_port(), initial,
+                                      gradients)
+  native = (native_dense_trajectory(declaration, {}, gradients)
+            if declaration.has_native else None)
+  return port, native
+
+
 @pytest.mark.parametrize("in_function", [False, True],
                          ids=["eager", "tf.function"])
 @pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
@@ -31,12 +47,11 @@ def test_bridged_equals_native_and_port(case, in_function):
   initial, gradients = problem(sparse=False)
   bridged = keras_trajectory(ALL_CLASSES[case].make(), initial, gradients,
                              in_function=in_function)
-  port = testing.transform_trajectory(declaration.make_port(), initial,
-                                      gradients)
-  testing.compare_trajectories(bridged, port, rtol=1e-5, atol=1e-6,
+  testing.compare_trajectories(bridged, _references(declaration.name)[0],
+                               rtol=1e-5, atol=1e-6,
                                actual_name="bridge", expected_name="port")
   if declaration.has_native:
-    native = native_dense_trajectory(declaration, {}, gradients, in_function)
+    native = _references(declaration.name)[1]
     testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
                                  actual_name="bridge",
                                  expected_name=declaration.native_path)

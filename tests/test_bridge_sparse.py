@@ -1,6 +1,8 @@
 """Sparse gradients (`tf.IndexedSlices`) through the bridge against native
 Keras's sparse kernels; TF Addons' lazy updates."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -40,15 +42,24 @@ def test_bridged_sparse(declaration, kwargs, in_function):
   bridged = keras_trajectory(
       bridged_class(declaration)(**{**declaration.required, **kwargs}),
       initial, gradients, sparse=True, in_function=in_function)
-  if declaration.generation != catalog.KERAS:
-    native = keras_trajectory(declaration.make_native(**kwargs), initial,
-                              gradients, sparse=True, in_function=in_function)
-  else:
-    native = native_dense_trajectory(declaration, kwargs, densify(gradients),
-                                     in_function)
+  native = _sparse_truth(declaration.name, tuple(kwargs.items()))
   testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
                                actual_name="bridge",
                                expected_name=declaration.native_path)
+
+
+@functools.lru_cache(maxsize=None)
+def _sparse_truth(name, items):
+  """Native's trajectory on the sparse problem with arguments `items`, its
+  steps in one `tf.function` call (the eager and tf.function cases share
+  it): its sparse kernel for legacy and TF1, its dense one on the same
+  gradients made dense for Keras 3."""
+  declaration, kwargs = catalog.lookup(name), dict(items)
+  initial, gradients = problem(sparse=True)
+  if declaration.generation != catalog.KERAS:
+    return testing.native_trajectory(declaration.make_native(**kwargs),
+                                     initial, gradients)
+  return native_dense_trajectory(declaration, kwargs, densify(gradients))
 
 
 def test_sparse_ground_truths_differ_from_dense():
@@ -130,19 +141,22 @@ _NATIVE_SPARSE = {}
 
 
 def _sparse_runs(declaration, point, mutant=None):
-  """(bridged trajectory, native sparse trajectory) at `point`; the bridged
-  one with `mutant`'s arguments if given. Native's is computed once per
-  point (the mutants of a point share it)."""
+  """(bridged trajectory, native sparse trajectory) at `point`, each run's
+  steps in one `tf.function` call; the bridged one with `mutant`'s
+  arguments if given, fed as tensors (`mutants.fed`: one compiled step
+  serves the point's mutants). Native's is computed once per point (the
+  mutants of a point share it)."""
   initial, gradients = problem(sparse=True)
-  bridged = keras_trajectory(
+  arguments = (point if mutant is None
+               else mutants.fed(declaration, mutant))
+  bridged = testing.native_trajectory(
       bridged_class(declaration)(**{**declaration.required, **_built(
-          declaration, mutant or point)}), initial, gradients, sparse=True)
+          declaration, arguments)}), initial, gradients)
   key = (declaration.name, grids.label(point))
   if key not in _NATIVE_SPARSE:
-    _NATIVE_SPARSE[key] = keras_trajectory(
+    _NATIVE_SPARSE[key] = testing.native_trajectory(
         declaration.make_native(**grids.build(
-            point, tf_keras.optimizers.schedules)), initial, gradients,
-        sparse=True)
+            point, tf_keras.optimizers.schedules)), initial, gradients)
   return bridged, _NATIVE_SPARSE[key]
 
 
@@ -170,11 +184,11 @@ def test_keras3_bridged_sparse_grid(declaration, point):
   """Keras 3 classes on sparse gradients at every grid point against native
   on the same gradients made dense (the ground truth: DESIGN.md)."""
   initial, gradients = problem(sparse=True)
-  bridged = keras_trajectory(
+  bridged = testing.native_trajectory(
       bridged_class(declaration)(**_built(declaration, point)), initial,
-      gradients, sparse=True)
+      gradients)
   native = native_dense_trajectory(declaration, _built(declaration, point),
-                                   densify(gradients), in_function=False)
+                                   densify(gradients))
   testing.compare_trajectories(bridged, native, rtol=1e-5, atol=1e-6,
                                actual_name="bridge",
                                expected_name=declaration.native_path)
@@ -203,13 +217,12 @@ def test_every_mutant_parts_from_native_sparse(declaration):
       survivors.append(hyperparameter)
   assert not survivors, (declaration.name, survivors)
   initial, gradients = problem(sparse=True)
-  native = keras_trajectory(declaration.make_native(), initial, gradients,
-                            sparse=True)
+  native = _sparse_runs(declaration, {})[1]
   # Native's sparse kernel differs from its dense one (lazy rows, or
   # duplicates): a bridge that densifies must then part from it.
-  sparse_differs = bool(mutants.parts(keras_trajectory(
+  sparse_differs = bool(mutants.parts(testing.native_trajectory(
       declaration.make_native(), initial, densify(gradients)), native))
-  densified = keras_trajectory(
+  densified = testing.native_trajectory(
       bridged_class(declaration)(**declaration.required), initial,
       densify(gradients))
   assert bool(mutants.parts(densified, native)) == sparse_differs, (

@@ -115,9 +115,17 @@ RTOL, ATOL = 1e-5, 1e-6
 LABELLED = {(n, grids.label(k)): k for n, k, _ in CASES}
 
 
-@pytest.mark.parametrize(
-    "name,kwargs,scale", CASES,
-    ids=[f"{n}-{grids.label(k)}-g{s:g}" for n, k, s in CASES])
+def _grouped(name, *values, case_id=None):
+  """A parameter set run on the worker of `name`'s group (README's test
+  command runs pytest-xdist with `--dist loadgroup`): an optimizer's grid
+  points and its mutant checks share its native trajectories there."""
+  return pytest.param(*values, id=case_id or name,
+                      marks=pytest.mark.xdist_group(name))
+
+
+@pytest.mark.parametrize("name,kwargs,scale", [
+    _grouped(n, n, k, s, case_id=f"{n}-{grids.label(k)}-g{s:g}")
+    for n, k, s in CASES])
 def test_port_equals_native(name, kwargs, scale):
   declaration = catalog.lookup(name)
   initial, gradients = _problem(scale)
@@ -130,42 +138,53 @@ def test_port_equals_native(name, kwargs, scale):
 
   if kwargs and kwargs not in grids.SAME_TRAJECTORY_AS_DEFAULT:
     # The grid point changes something: the default at the same rate parts.
-    rate = {k: v for k, v in point.items() if k == "learning_rate"
-            and "learning_rate" not in kwargs}
-    default = _native_trajectory(declaration, rate, initial, gradients)
+    rate = point["learning_rate"] if ("learning_rate" in point
+                                      and "learning_rate" not in kwargs) else None
+    default = _default_trajectory(name, rate, scale)
     with pytest.raises(AssertionError, match="part at step"):
       testing.compare_trajectories(default, expected, rtol=RTOL, atol=ATOL,
                                    initial=initial)
 
 
-@pytest.mark.parametrize("name", sorted({n for n, _, _ in CASES}))
+@functools.lru_cache(maxsize=None)
+def _default_trajectory(name, rate, scale):
+  """Native's trajectory at its defaults (at `rate` when not None): the
+  control of every grid point of `name` at that rate and scale."""
+  declaration = catalog.lookup(name)
+  kwargs = {} if rate is None else {"learning_rate": rate}
+  return _native_trajectory(declaration, kwargs, *_problem(scale))
+
+
+@pytest.mark.parametrize("name", [_grouped(n, n) for n in sorted(
+    {n for n, _, _ in CASES})])
 def test_every_hyperparameter_mutant_parts_from_native(name):
   """Each hyperparameter mutant (`mutants.perturbed`) of the port parts from
-  native at some grid point of `test_port_equals_native`."""
+  native at some grid point of `test_port_equals_native` (the mutants
+  still alive at a point run there together: one compile)."""
   declaration = catalog.lookup(name)
-  survivors = []
-  for hyperparameter in mutants.numeric_hyperparameters(declaration):
-    killed = False
-    for case_name, kwargs, scale in CASES:
-      if case_name != name:
-        continue
-      point, expected = _strong_point(name, grids.label(kwargs), scale)
+  alive = set(mutants.numeric_hyperparameters(declaration))
+  for case_name, kwargs, scale in CASES:
+    if case_name != name or not alive:
+      continue
+    point, expected = _strong_point(name, grids.label(kwargs), scale)
+    transforms = {}
+    for hyperparameter in alive:
       mutant = mutants.perturbed(declaration, point, hyperparameter)
       if mutant is None:
         continue
-      initial, gradients = _problem(scale)
       try:
-        transform = _port(declaration, mutant)
+        transforms[hyperparameter] = _port(declaration, mutant)
       except ValueError:
         continue  # Out of the argument's range here: no mutant.
-      if mutants.parts(
-          testing.transform_trajectory(transform, initial, gradients),
-          expected, rtol=RTOL, atol=ATOL, initial=initial):
-        killed = True
-        break
-    if not killed:
-      survivors.append(hyperparameter)
-  assert not survivors, (name, survivors)
+    if not transforms:
+      continue
+    initial, gradients = _problem(scale)
+    runs = mutants.transform_trajectories(list(transforms.values()),
+                                          initial, gradients)
+    for hyperparameter, run in zip(transforms, runs):
+      if mutants.parts(run, expected, rtol=RTOL, atol=ATOL, initial=initial):
+        alive.discard(hyperparameter)
+  assert not alive, (name, sorted(alive))
 
 
 def _port_arguments(declaration, names, point):
@@ -186,7 +205,8 @@ def test_every_formula_names_port_arguments():
 # native source, and one-change mutants of it a port could make. The
 # reference must pass the port-vs-native check at every grid point it
 # covers, and every mutant fail it at one point at least.
-@pytest.mark.parametrize("name", sorted(formulas.FORMULAS))
+@pytest.mark.parametrize("name", [_grouped(n, n)
+                                  for n in sorted(formulas.FORMULAS)])
 def test_formula_mutants_part_from_native(name):
   reference, formula_mutants, accepted = formulas.FORMULAS[name]
   declaration = catalog.lookup(name)
@@ -202,18 +222,16 @@ def test_formula_mutants_part_from_native(name):
     arguments = _port_arguments(declaration, accepted, point)
     initial, gradients = _problem(scale)
 
-    def run(factory):
-      return testing.transform_trajectory(factory(**arguments), initial,  # pylint: disable=cell-var-from-loop
-                                          gradients)  # pylint: disable=cell-var-from-loop
-
-    testing.compare_trajectories(run(reference), expected, rtol=RTOL,
-                                 atol=ATOL, initial=initial,
+    alive = [label for label in formula_mutants if label not in killed]
+    truth, *runs = mutants.transform_trajectories(
+        [reference(**arguments)]
+        + [formula_mutants[label](**arguments) for label in alive],
+        initial, gradients)
+    testing.compare_trajectories(truth, expected, rtol=RTOL, atol=ATOL,
+                                 initial=initial,
                                  expected_name=f"{name} at {arguments}")
-    for label, factory in formula_mutants.items():
-      if label in killed:
-        continue
-      if mutants.parts(run(factory), expected, rtol=RTOL, atol=ATOL,
-                       initial=initial):
+    for label, run in zip(alive, runs):
+      if mutants.parts(run, expected, rtol=RTOL, atol=ATOL, initial=initial):
         killed.add(label)
   assert killed == set(formula_mutants), (name, sorted(
       set(formula_mutants) - killed))

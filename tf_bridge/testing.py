@@ -44,7 +44,9 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
   """Values of every variable after each step, `[step][variable]`, as numpy.
 
   `optimizer` is a fresh Keras 3 optimizer, a `tf_keras` OptimizerV2 or a
-  TF1 `tf.compat.v1.train` optimizer.
+  TF1 `tf.compat.v1.train` optimizer. A gradient given as a `(values,
+  indices)` pair is a sparse one (`tf.IndexedSlices` of rows of its
+  variable; TensorFlow only), with every step's pair of the same shapes.
   `backend` (Keras 3 only): run it on that Keras backend, in a subprocess
   when it is not this process's (e.g. "jax" for `ScheduleFreeAdamW`, whose
   TensorFlow backend has a defect).
@@ -71,8 +73,8 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
     # TF1 makes its slots at its first step: one trace, a call per step.
     apply = tf.function(lambda grads: apply_gradients(optimizer, grads,
                                                       variables))
-    return [_apply_and_read(apply, variables, lambda v: v.numpy(),
-                            [tf.constant(g) for g in step])
+    return [_apply_and_read(apply, variables, lambda v: v.numpy(), [
+        _gradient_tensor(g, v) for g, v in zip(step, variables)])
             for step in gradients]
   optimizer._create_all_weights(variables)  # pylint: disable=protected-access
   return _steps_in_one_call(optimizer, variables, gradients)
@@ -87,13 +89,17 @@ def _steps_in_one_call(optimizer: Any, variables: Sequence[Any],
   same numbers as a call per step, several times faster."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   steps = len(gradients)
-  stacked = [tf.constant(np.stack([step[index] for step in gradients]))
+  stacked = [tf.nest.map_structure(
+      lambda *per_step: tf.constant(np.stack(per_step)),
+      *[step[index] for step in gradients])
              for index in range(len(variables))]
 
   @tf.function(autograph=False)
   def run(stacked):
     def step(index, values):
-      apply_gradients(optimizer, [g[index] for g in stacked], variables)
+      apply_gradients(optimizer, [
+          _gradient_tensor(tf.nest.map_structure(lambda g: g[index], g), v)
+          for g, v in zip(stacked, variables)], variables)
       return index + 1, [array.write(index, tf.convert_to_tensor(variable))
                          for array, variable in zip(values, variables)]
 
@@ -105,6 +111,18 @@ def _steps_in_one_call(optimizer: Any, variables: Sequence[Any],
 
   values = [value.numpy() for value in run(stacked)]
   return [[value[step] for value in values] for step in range(steps)]
+
+
+def _gradient_tensor(gradient: Any, variable: Any) -> Any:
+  """A dense gradient as a tensor; a `(values, indices)` pair as the
+  `tf.IndexedSlices` of those rows of `variable`."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if isinstance(gradient, tuple):
+    values, indices = gradient
+    return tf.IndexedSlices(tf.convert_to_tensor(values),
+                            tf.convert_to_tensor(indices),
+                            tf.constant(tuple(variable.shape), tf.int32))
+  return tf.convert_to_tensor(gradient)
 
 
 def apply_gradients(optimizer: Any, grads: Sequence[Any],
