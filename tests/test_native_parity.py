@@ -138,8 +138,8 @@ def test_port_equals_native(name, kwargs, scale):
 
   if kwargs and kwargs not in grids.SAME_TRAJECTORY_AS_DEFAULT:
     # The grid point changes something: the default at the same rate parts.
-    rate = point["learning_rate"] if ("learning_rate" in point
-                                      and "learning_rate" not in kwargs) else None
+    rate = (point["learning_rate"] if "learning_rate" in point
+            and "learning_rate" not in kwargs else None)
     default = _default_trajectory(name, rate, scale)
     with pytest.raises(AssertionError, match="part at step"):
       testing.compare_trajectories(default, expected, rtol=RTOL, atol=ATOL,
