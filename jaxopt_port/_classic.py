@@ -42,15 +42,14 @@ def momentum_sgd_update_step(momentum: Any, *,
     p = p - lr * m                          (momentum_sgd)
     p = p - lr * m / (1 - momentum**t)      (centered_momentum_sgd; t 1-based)
   """
-  with_momentum = not _checks.is_python_zero(momentum)
-
   def build(params):
-    return MomentumSlots(
-        optax.tree.zeros_like(params) if with_momentum else None)
+    return MomentumSlots(None if _checks.is_known_zero(momentum)
+                         else optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    if not with_momentum:
+    _checks.require_slot("momentum", momentum, slots.momentum)
+    if slots.momentum is None:
       return vanilla_sgd_update_step().update(grads, slots, None,
                                               learning_rate, iteration)
     m = jax.tree.map(

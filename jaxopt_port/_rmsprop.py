@@ -58,15 +58,15 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     mom = momentum * mom + step; p = p - mom          (momentum)
     p = p - step                                      (otherwise)
   """
-  with_momentum = not _checks.is_python_zero(momentum)
-
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    return RMSpropSlots(zeros, zeros if with_momentum else None,
-                        zeros if centered else None)
+    return RMSpropSlots(
+        zeros, None if _checks.is_known_zero(momentum) else zeros,
+        zeros if centered else None)
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
+    _checks.require_slot("momentum", momentum, slots.momentum)
     velocity, average_gradient = _mean_squares(
         rho, grads, slots.velocity, slots.average_gradient, one_minus)
     if centered:
@@ -80,7 +80,7 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
         lambda g, d: cast_like(learning_rate, g) * g / jnp.sqrt(d), grads,
         denominator)
     velocity_of_params = slots.momentum
-    if with_momentum:
+    if slots.momentum is not None:
       velocity_of_params = jax.tree.map(
           lambda i, m: cast_like(momentum, m) * m + i, increment,
           slots.momentum)
@@ -108,23 +108,23 @@ def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
   TF1's RMSProp starts `rms` at `initial_rms` = 1 and always runs the
   momentum kernel (`always_momentum`).
   """
-  with_momentum = always_momentum or not _checks.is_python_zero(momentum)
-
   def build(params):
     zeros = optax.tree.zeros_like(params)
+    with_momentum = always_momentum or not _checks.is_known_zero(momentum)
     return LegacyRMSpropSlots(
         jax.tree.map(lambda p: jnp.full_like(p, initial_rms), params),
         zeros if with_momentum else None, zeros if centered else None)
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
+    _checks.require_slot("momentum", momentum, slots.momentum)
     rms, mg = _mean_squares(rho, grads, slots.rms, slots.mg,
                              one_minus_in_dtype)
     if centered:
       denominator = jax.tree.map(lambda r, a: r - a * a, rms, mg)
     else:
       denominator = rms
-    if with_momentum:
+    if slots.momentum is not None:
       mom = jax.tree.map(
           lambda g, d, m: m * cast_like(momentum, m) + g * cast_like(
               learning_rate, g) / jnp.sqrt(d + cast_like(epsilon, g)),

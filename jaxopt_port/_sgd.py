@@ -13,7 +13,7 @@ from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
 
 
 class SGDSlots(NamedTuple):
-  momentum: optax.Params | None  # None when momentum is the number 0.
+  momentum: optax.Params | None  # None when momentum is known to be 0.
 
 
 def sgd_update_step(momentum: Any, nesterov: bool) -> UpdateStep:
@@ -24,17 +24,18 @@ def sgd_update_step(momentum: Any, nesterov: bool) -> UpdateStep:
     m = mu * m - lr * g
     p = p + (mu * m - lr * g)   if nesterov else   p + m
 
-  and `p = p - lr * g` without. A momentum of the Python number 0 keeps no
-  momentum slot, as Keras does; an array momentum (injected) always has one.
+  and `p = p - lr * g` without. A momentum known to be 0 keeps no momentum
+  slot, as Keras does (`_checks.is_known_zero`); the update follows the
+  state it is given.
   """
-  has_momentum = not _checks.is_python_zero(momentum)
-
   def build(params):
-    return SGDSlots(optax.tree.zeros_like(params) if has_momentum else None)
+    return SGDSlots(None if _checks.is_known_zero(momentum)
+                    else optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    if not has_momentum:
+    _checks.require_slot("momentum", momentum, slots.momentum)
+    if slots.momentum is None:
       return jax.tree.map(lambda g: -(g * cast_like(learning_rate, g)),
                           grads), slots
 

@@ -285,18 +285,19 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
   if activation not in ("sign", "tanh"):
     raise ValueError(f"`activation` must be 'sign' or 'tanh'. Received: "
                      f"activation={activation!r}")
-  with_momentum = not _checks.is_python_zero(beta1)
-
   def build(params):
     return YogiSlots(
         jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value),
                      params),
-        optax.tree.zeros_like(params) if with_momentum else None)
+        None if _checks.is_known_zero(beta1)
+        else optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     if not (_checks.is_python_zero(l1) and _checks.is_python_zero(l2)):
       _checks.require_params(params, "yogi with l1/l2 regularization needs "
                              "the params")
+    _checks.require_slot("beta1", beta1, slots.m)
+    with_momentum = slots.m is not None
     t = (iteration + 1).astype(jnp.float32)
 
     def leaf_step(g, v, m, p):
