@@ -27,6 +27,7 @@ import numpy as np
 import optax
 
 from jaxopt_port import _checks, _packed, _row_sparse
+from jaxopt_port._sharding import trees_laid_out_like
 from jaxopt_port._init import optax_init
 from jaxopt_port._tree import map_param_copies
 
@@ -334,18 +335,25 @@ def _accumulated(apply: Callable[[Any, Any], tuple[Any, Any]], grads: Any,
   """Keras 3's gradient accumulation: the gradients join the accumulators;
   every `steps`-th call applies their mean (`apply(grads, slots)`) and
   resets them, the other calls update nothing. Returns the updates, the
-  slots and the accumulators."""
+  slots and the accumulators.
+
+  On an `Explicit` mesh both branches must give the same layouts: the
+  updates are laid out as the gradients, the slots and accumulators as they
+  came in (gradients laid out otherwise than the state, or a state made
+  before the params were placed, keep their layouts)."""
   accumulated = state.accumulated_gradients
 
   def update_branch():
     mean = jax.tree.map(lambda g, a: divide_exactly(g + a, steps), grads,
                         accumulated)
     updates, slots = apply(mean, state.slots)
-    return updates, slots, optax.tree.zeros_like(accumulated)
+    return (trees_laid_out_like(updates, grads),
+            trees_laid_out_like(slots, state.slots),
+            optax.tree.zeros_like(accumulated))
 
   def accumulate_branch():
-    return (optax.tree.zeros_like(grads), state.slots,
-            jax.tree.map(jnp.add, grads, accumulated))
+    return (optax.tree.zeros_like(grads), state.slots, trees_laid_out_like(
+        jax.tree.map(jnp.add, grads, accumulated), accumulated))
 
   return jax.lax.cond((state.iterations + 1) % steps == 0, update_branch,
                       accumulate_branch)

@@ -33,11 +33,20 @@ def replicated(x: jax.Array) -> jax.Array:
 
 
 def laid_out_like(x: jax.Array, reference: jax.Array) -> jax.Array:
-  """`x` (of `reference`'s shape) sharded as `reference` is."""
+  """`x` (of `reference`'s shape) sharded as `reference` is (whole on every
+  device if `reference` is, and `x` is explicitly sharded)."""
   spec = _explicit_spec(reference)
-  if spec is None or _explicit_spec(x) == spec:
+  if _explicit_spec(x) == spec:
     return x
+  if spec is None:  # On `x`'s mesh, which need not be the context's.
+    return jax.sharding.reshard(x, NamedSharding(jax.typeof(x).sharding.mesh,
+                                                 PartitionSpec()))
   return jax.sharding.reshard(x, spec)
+
+
+def trees_laid_out_like(tree, reference):
+  """`laid_out_like` leaf by leaf: `tree` with `reference`'s layouts."""
+  return jax.tree.map(laid_out_like, tree, reference)
 
 
 def on_whole_array(fn: Callable[[jax.Array], jax.Array],

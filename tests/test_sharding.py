@@ -36,6 +36,14 @@ def test_every_port_sharded_like_its_params_and_equal_to_one_device(
     axis_type):
   found = report(axis_type)
   assert found["devices"] == 8
+  # Gradient accumulation's two branches agree on every layout, whatever
+  # layout the gradients and the state come in (on an Explicit mesh the
+  # state's layouts are its type: they stay).
+  assert len(found["accumulation"]) == 3
+  for scenario, result in found["accumulation"].items():
+    assert "error" not in result, (scenario, result)
+    assert result["tolerance_ratio"] <= 1.0, (scenario, result)
+    assert result["stable_layout"] or axis_type == "Auto", (scenario, result)
   assert list(found["cases"]) == [name for name, _, _ in SHARDED_CASES]
   failures = {}
   for name, result in found["cases"].items():

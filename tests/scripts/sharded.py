@@ -148,6 +148,51 @@ def largest_difference(a, b, rtol=0.0, atol=1.0):
              for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
 
 
+def accumulation(mesh, params, grads):
+  """Keras 3's gradient accumulation (its `lax.cond`) where the state is
+  made outside `jit`, on the placed params or before they were placed, and
+  the gradients come laid out like the params or whole on every device: per
+  scenario, the largest difference from one device (in tolerances) and
+  whether every state leaf keeps its layout across the steps (as a
+  `lax.scan` carry must; on an `Auto` mesh XLA lays them out as it likes),
+  or the error."""
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  transform = jaxopt_port.adam(0.1, gradient_accumulation_steps=2)
+  shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
+                           is_leaf=is_spec)
+  whole = NamedSharding(mesh, PartitionSpec())
+
+  def steps(params, state, all_grads):
+    step = jax.jit(lambda p, s, g: transform.update(g, s, p))
+    layouts = [leaf.sharding for leaf in jax.tree.leaves(state)]
+    stable = True
+    for g in all_grads:
+      updates, state = step(params, state, g)
+      params = optax.apply_updates(params, updates)
+      stable &= all(a.sharding.is_equivalent_to(b, a.ndim) for a, b in zip(
+          jax.tree.leaves(state), layouts))
+    return (params, state), stable
+
+  single, _ = steps(params, transform.init(params), grads)
+  found = {}
+  explicit = mesh.axis_types[0] == AxisType.Explicit
+  for scenario, state_on_placed, grads_layout in (
+      ("gradients laid out like the params", True, shardings),
+      ("gradients whole on every device", True, whole),
+      ("state made before the params were placed", False, shardings)):
+    try:
+      with jax.set_mesh(mesh) if explicit else contextlib.nullcontext():
+        placed = jax.device_put(params, shardings)
+        state = transform.init(placed if state_on_placed else params)
+        result, stable = steps(placed, state, [jax.device_put(g, grads_layout)
+                                               for g in grads])
+      found[scenario] = {"tolerance_ratio": largest_difference(
+          result, single, rtol=1e-5, atol=1e-6), "stable_layout": stable}
+    except Exception as error:  # pylint: disable=broad-except
+      found[scenario] = {"error": f"{type(error).__name__}: {error}"[:1500]}
+  return found
+
+
 def main(axis_type):
   mesh = jax.make_mesh((4, 2), ("data", "model"),
                        axis_types=(AxisType[axis_type],) * 2)
@@ -157,7 +202,8 @@ def main(axis_type):
   shardeds = run(transforms, params, grads, mesh)
   shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
                            is_leaf=is_spec)
-  report = {"devices": jax.device_count(), "cases": {}}
+  report = {"devices": jax.device_count(), "cases": {},
+            "accumulation": accumulation(mesh, params, grads)}
   for (name, _, _), transform, single, sharded in zip(
       SHARDED_CASES, transforms, singles, shardeds):
     if isinstance(sharded, str):
