@@ -4,6 +4,7 @@ numpy versions of TFA's formulas) and as bridged classes of both generations
 and save/load)."""
 
 import re
+import warnings
 
 import jax.numpy as jnp
 import jaxopt_port
@@ -488,3 +489,75 @@ def test_legacy_wrappers_variable_names():
       "MovingAverage": ["iter:0", "iterations_1:0", "kernel/momentum:0",
                         "bias/momentum:0", "kernel/average:0",
                         "bias/average:0"]}
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_moving_average_num_updates_takes_tfas_types(generation):
+  """TFA's `num_updates`: an int, or an integer tensor or variable (int32
+  included), read at construction; the decay it caps then moves the
+  averages (a do-nothing `num_updates` would not); other types get TFA's
+  TypeError."""
+  module, sgd, variable_class = GENERATIONS[generation]
+  initial, gradients = testing.seeded_problem(6, 0, 1.0)
+
+  def averages(**kwargs):
+    optimizer = module.MovingAverage(sgd(LEARNING_RATE), average_decay=0.99,
+                                     **kwargs)
+    variables = [variable_class(v) for v in initial]
+    for grads in gradients:
+      testing.apply_gradients(optimizer, [tf.constant(g) for g in grads],
+                              variables)
+    optimizer.assign_average_vars(variables)
+    return [np.array(v.numpy()) for v in variables]
+
+  as_int = averages(num_updates=3)
+  for given in (tf.constant(3), tf.constant(3, tf.int64),
+                tf.Variable(3, dtype=tf.int32)):
+    for got, want in zip(averages(num_updates=given), as_int):
+      np.testing.assert_array_equal(got, want)
+  uncapped = averages()
+  assert max(float(np.max(np.abs(a - b)))
+             for a, b in zip(as_int, uncapped)) > 1e-3
+  for wrong, type_name in ((3.0, "float"), ("3", "str")):
+    with pytest.raises(TypeError, match=re.escape(
+        'type of argument "num_updates" must be one of (NoneType, int, '
+        "tensorflow.python.ops.variables.Variable); got "
+        f"{type_name} instead")):
+      module.MovingAverage(sgd(LEARNING_RATE), num_updates=wrong)
+  with pytest.raises(TypeError, match=re.escape(
+      "type of argument \"num_updates\" must be int; got <dtype: "
+      "'float32'> instead")):
+    module.MovingAverage(sgd(LEARNING_RATE),
+                         num_updates=tf.Variable(3.0))
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("name,kwargs,port", WRAPPERS,
+                         ids=[w[0] for w in WRAPPERS])
+def test_wrappers_keep_their_inner_optimizer_as_tfas_do(generation, name,
+                                                        kwargs, port):
+  """TFA's wrappers hold the inner optimizer as `_optimizer` (TFA's own
+  `get_config` tests compare `_optimizer.get_config()` after a round trip)."""
+  del port
+  module, sgd, _ = GENERATIONS[generation]
+  inner = sgd(LEARNING_RATE, momentum=MOMENTUM)
+  optimizer = getattr(module, name)(inner, **kwargs)
+  assert optimizer._optimizer is inner  # pylint: disable=protected-access
+  clone = type(optimizer).from_config(optimizer.get_config())
+  assert (clone._optimizer.get_config()  # pylint: disable=protected-access
+          == inner.get_config())
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["keras3", "legacy"])
+def test_lamb_weight_decay_rate_warns_as_tfa(legacy):
+  """TFA's LAMB takes its old `weight_decay_rate` with a DeprecationWarning
+  in its words, as the decay it names; `weight_decay` warns nothing."""
+  module = tf_bridge.legacy.addons if legacy else tf_bridge.addons
+  with pytest.warns(DeprecationWarning, match=re.escape(
+      "weight_decay_rate has been renamed to weight_decay,and will be "
+      "deprecated in Addons 0.18.")):
+    old = module.LAMB(weight_decay_rate=0.01)
+  assert old.get_config()["weight_decay"] == 0.01
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", DeprecationWarning)
+    module.LAMB(weight_decay=0.01)

@@ -1,5 +1,6 @@
-"""TF Addons' `assign_average_vars` for the bridged MovingAverage and SWA, and
-MovingAverage's `shadow_copy` and `swap_weights`."""
+"""TF Addons' wrappers' own surface on the bridged ones: the inner optimizer
+as `_optimizer`, `assign_average_vars` for MovingAverage and SWA, and
+MovingAverage's `num_updates` types, `shadow_copy` and `swap_weights`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from tf_bridge._checks import variable_name
 from tf_bridge._keras3 import tf_variable_of
 
 
-class AveragedOptimizer:
+class OptimizerWrapper:
+  """TFA's wrappers (MovingAverage, SWA, Lookahead) keep their inner
+  optimizer as `_optimizer` (TFA's `get_config` tests read it)."""
+
+  @property
+  def _optimizer(self) -> Any:
+    return self._arguments["optimizer"]
+
+
+class AveragedOptimizer(OptimizerWrapper):
   """TFA's `assign_average_vars` for bridged MovingAverage and SWA."""
 
   def assign_average_vars(self, var_list: Sequence[Any]) -> Any:
@@ -35,9 +45,42 @@ class AveragedOptimizer:
     return tf.group(assignments)
 
 
+def tfa_num_updates(value: Any) -> Any:
+  """TFA MovingAverage's `num_updates`: None, an int, or an integer tensor
+  or variable (read once, as TFA fixes the decay at construction), as a
+  Python int; other types are refused with TFA's TypeError."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if value is None or isinstance(value, int):
+    return value
+  if not (tf.is_tensor(value) or isinstance(value, tf.Variable)):
+    raise TypeError(
+        'type of argument "num_updates" must be one of (NoneType, int, '
+        "tensorflow.python.ops.variables.Variable); got "
+        f"{type(value).__name__} instead")
+  tf.debugging.assert_integer(
+      value, f'type of argument "num_updates" must be int; got '
+      f"{value.dtype} instead")
+  with tf.init_scope():
+    number = (value.numpy() if tf.executing_eagerly()
+              else tf.get_static_value(value))
+  if number is None:
+    raise ValueError("`num_updates` must have a value when the optimizer is "
+                     f"made (TFA reads it then); {value!r} has none yet.")
+  return int(number)
+
+
 class MovingAverageWeights(AveragedOptimizer):
-  """TFA MovingAverage's `shadow_copy`, `has_shadow_copy` and
-  `swap_weights`, on the averages the fused step keeps."""
+  """TFA MovingAverage's `num_updates` types, `shadow_copy`,
+  `has_shadow_copy` and `swap_weights`, on the averages the fused step
+  keeps."""
+
+  @classmethod
+  def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],
+                       registered: Any) -> dict[str, Any]:
+    bound = super()._bound_arguments(args, kwargs, registered)  # type: ignore[misc]
+    if "num_updates" in bound:
+      bound["num_updates"] = tfa_num_updates(bound["num_updates"])
+    return bound
 
   def shadow_copy(self, model_weights: Sequence[Any]) -> None:
     """Creates the averages of `model_weights` before any step, at zero as

@@ -16,6 +16,7 @@ keeps the transform in a `tf_bridge._fused.FusedTransform`.
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Callable, ClassVar, Sequence
 
 from tf_bridge import _arguments, _fused, _serialization, catalog
@@ -41,6 +42,7 @@ class BridgedOptimizer:
   _default_rate: ClassVar[Any]
   _positional: ClassVar[list[str]]
   _native_names: ClassVar[dict[str, str]] = {}
+  _deprecated_names: ClassVar[dict[str, tuple[type[Warning], str]]] = {}
   registered_name: ClassVar[str]
 
   def __init_subclass__(cls, *, algorithm: str | None = None,
@@ -62,6 +64,7 @@ class BridgedOptimizer:
       port = declaration.port
       port_path = declaration.port_path
       native_names = declaration.native_names
+      cls._deprecated_names = dict(declaration.deprecated_names)
       if slots_by_variable is None:
         slots_by_variable = declaration.slots_by_variable
       cls._slot_groups = declaration.slot_groups
@@ -143,6 +146,9 @@ class BridgedOptimizer:
     bound, native names translated, a serialized inner optimizer rebuilt
     (from the host's registry `registered`), checked."""
     name = cls.__name__
+    for deprecated in set(kwargs) & set(cls._deprecated_names):
+      category, message = cls._deprecated_names[deprecated]
+      warnings.warn(message, category, stacklevel=4)
     kwargs = _serialization.deserialized_arguments(
         _arguments.with_argument_names(
             name, _arguments.bind_positional(name, cls._positional, args,

@@ -15,7 +15,8 @@ import keras as _keras
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _cyclical
-from tf_bridge._averaging import AveragedOptimizer, MovingAverageWeights
+from tf_bridge._averaging import (AveragedOptimizer, MovingAverageWeights,
+                                  OptimizerWrapper)
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 from tf_bridge._keras3 import Keras3Optimizer
 
@@ -186,7 +187,7 @@ class SWA(AveragedOptimizer, Keras3Optimizer, port=_ports.swa):
   optimizer."""
 
 
-class Lookahead(Keras3Optimizer, port=_ports.lookahead):
+class Lookahead(OptimizerWrapper, Keras3Optimizer, port=_ports.lookahead):
   """TF Addons' `Lookahead` wrapper, as a Keras 3 optimizer."""
 
 

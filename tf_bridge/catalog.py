@@ -54,6 +54,10 @@ class Declaration:
   # `weight_decay_rate`): the bridged class takes them too, as constructor
   # keywords, attributes and in `_get_hyper`/`_set_hyper`.
   native_names: dict[str, str] = dataclasses.field(default_factory=dict)
+  # The native class's warnings for its deprecated argument names (of
+  # `native_names`): name -> (warning class, message), raised as it does.
+  deprecated_names: dict[str, tuple[type[Warning], str]] = dataclasses.field(
+      default_factory=dict)
   # OptimizerV2 hyperparameters the native step does not read (it reads the
   # constructor's value): checkpointed, never fed to the step.
   unread_hyperparameters: tuple[str, ...] = ()
@@ -242,7 +246,10 @@ CATALOG: tuple[Declaration, ...] = (
            required={"learning_rate": 0.9}),
     addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad"),
     addons(jaxopt_port.addons.lamb, "LAMB",
-           native_names={"weight_decay_rate": "weight_decay"}),
+           native_names={"weight_decay_rate": "weight_decay"},
+           deprecated_names={"weight_decay_rate": (
+               DeprecationWarning, "weight_decay_rate has been renamed to "
+               "weight_decay,and will be deprecated in Addons 0.18.")}),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}

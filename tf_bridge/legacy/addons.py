@@ -11,7 +11,8 @@ import tf_keras as _tf_keras
 from jaxopt_port import addons as _ports
 
 from tf_bridge import _cyclical
-from tf_bridge._averaging import AveragedOptimizer, MovingAverageWeights
+from tf_bridge._averaging import (AveragedOptimizer, MovingAverageWeights,
+                                  OptimizerWrapper)
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
 from tf_bridge.legacy._averaged_wrapper import AveragedOptimizerWrapper
 from tf_bridge.legacy._decoupled_extension import (
@@ -167,7 +168,7 @@ class SWA(AveragedOptimizer, LegacyOptimizer, port=_ports.swa):
   """TF Addons' `SWA` (stochastic weight averaging) wrapper."""
 
 
-class Lookahead(LegacyOptimizer, port=_ports.lookahead):
+class Lookahead(OptimizerWrapper, LegacyOptimizer, port=_ports.lookahead):
   """TF Addons' `Lookahead` wrapper."""
 
 
