@@ -17,7 +17,8 @@ from tf_bridge import catalog
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BASES = {"Keras3Optimizer": tf_bridge.Keras3Optimizer,
-         "LegacyOptimizer": tf_bridge.legacy.LegacyOptimizer}
+         "LegacyOptimizer": tf_bridge.legacy.LegacyOptimizer,
+         "LegacyTF1Optimizer": tf_bridge.legacy.LegacyOptimizer}
 
 
 @pytest.mark.parametrize("module", list(catalog.CLASS_MODULES))

@@ -197,6 +197,62 @@ def test_tf1_programs(declaration):
         **_arguments(declaration)), legacy=legacy), native)
 
 
+def _session_program(make_optimizer):
+  """A TF1 program: a graph of `get_variable`s, a tensor loss, a session.
+  Trains with `minimize(loss, global_step=...)` (the graph's trainable
+  variables), then with `compute_gradients` and `apply_gradients(...,
+  global_step)`; returns the weights, the global step, the slot names and
+  the shapes `get_slot` gives and the optimizer's variable count."""
+  graph = tf.Graph()
+  with graph.as_default():
+    weights = [tf.compat.v1.get_variable(f"w{i}", initializer=w)
+               for i, w in enumerate(_weights())]
+    hidden = tf.tanh(tf.constant(X) @ weights[0] + weights[1])
+    loss = tf.reduce_mean(tf.square(hidden @ weights[2] + weights[3]
+                                    - tf.constant(Y)))
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    optimizer = make_optimizer(global_step)
+    minimized = optimizer.minimize(loss, global_step=global_step)
+    grads_and_vars = optimizer.compute_gradients(loss)
+    assert [v for _, v in grads_and_vars] == weights
+    applied = optimizer.apply_gradients(grads_and_vars, global_step)
+    names = sorted(optimizer.get_slot_names())
+    slots = [[tuple(optimizer.get_slot(w, n).shape) for n in names]
+             for w in weights]
+    with tf.compat.v1.Session(graph=graph) as session:
+      session.run(tf.compat.v1.global_variables_initializer())
+      for train in (minimized, applied):
+        for _ in range(3):
+          session.run(train)
+      return (session.run(weights), session.run(global_step), names, slots,
+              len(optimizer.variables()))
+
+
+@pytest.mark.parametrize("declaration", _cases(catalog.TF1),
+                         ids=lambda d: d.name)
+def test_tf1_session_programs(declaration):
+  """The OptimizerV2 hosts of TF1's algorithms take TF1's own calls in a
+  graph and a session (`minimize` with a `global_step` and no `var_list`,
+  `compute_gradients`, `apply_gradients` with a `global_step`, `get_slot`,
+  `get_slot_names`, `variables()`): the weights and the step TF1's class
+  gives, its slot names and shapes."""
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+  arguments = _arguments(declaration)
+
+  def native(global_step):
+    if declaration.native_arguments is None:
+      return declaration.make_native(**arguments)
+    return declaration.native_class()(**arguments, global_step=global_step)
+
+  bridged_class = getattr(tf_bridge.legacy.tf1, declaration.class_name)
+  got = _session_program(lambda _: bridged_class(**arguments))
+  want = _session_program(native)
+  _assert_programs_equal({"session": got[0]}, {"session": want[0]})
+  assert got[1] == want[1] == 6
+  assert got[2:4] == want[2:4]
+  assert got[4] >= len(got[2]) * len(_weights())
+
+
 HOSTED = [d for d in catalog.legacy_hosted() if d.generation == catalog.KERAS
           and d.native_backend == "tensorflow"]
 

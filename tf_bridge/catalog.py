@@ -316,7 +316,7 @@ CLASS_MODULES: dict[str, tuple[str, Callable[[], list[Declaration]]]] = {
     "tf_bridge.tf1": ("Keras3Optimizer", lambda: _generation(TF1)),
     "tf_bridge.addons": ("Keras3Optimizer", lambda: _generation(ADDONS)),
     "tf_bridge.legacy.optimizers": ("LegacyOptimizer", legacy_hosted),
-    "tf_bridge.legacy.tf1": ("LegacyOptimizer",
+    "tf_bridge.legacy.tf1": ("LegacyTF1Optimizer",
                              lambda: legacy_hosted(TF1)),
     "tf_bridge.legacy.addons": ("LegacyOptimizer",
                                 lambda: legacy_hosted(ADDONS)),
@@ -340,7 +340,7 @@ def class_statements(module: str) -> str:
   static analysis (IDEs) only."""
   base, declarations = CLASS_MODULES[module]
   signatures = _signatures(module)
-  legacy = base == "LegacyOptimizer"
+  legacy = base.startswith("Legacy")
   blocks = []
   for d in declarations():
     bases = [m.__name__ for m in d.methods]

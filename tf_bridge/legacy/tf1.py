@@ -5,12 +5,12 @@ it."""
 
 from typing import TYPE_CHECKING
 
-from tf_bridge.legacy._optimizer import LegacyOptimizer
+from tf_bridge.legacy._tf1_api import LegacyTF1Optimizer
 
 # Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
 
 
-class GradientDescent(LegacyOptimizer, algorithm="tf1.gradient_descent"):
+class GradientDescent(LegacyTF1Optimizer, algorithm="tf1.gradient_descent"):
   """`tensorflow.compat.v1.train.GradientDescentOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -20,7 +20,7 @@ class GradientDescent(LegacyOptimizer, algorithm="tf1.gradient_descent"):
                  gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
-class Momentum(LegacyOptimizer, algorithm="tf1.momentum"):
+class Momentum(LegacyTF1Optimizer, algorithm="tf1.momentum"):
   """`tensorflow.compat.v1.train.MomentumOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -31,7 +31,7 @@ class Momentum(LegacyOptimizer, algorithm="tf1.momentum"):
                  skip_nonfinite=False) -> None: ...
 
 
-class Adam(LegacyOptimizer, algorithm="tf1.adam"):
+class Adam(LegacyTF1Optimizer, algorithm="tf1.adam"):
   """`tensorflow.compat.v1.train.AdamOptimizer`, bridged as an OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999,
@@ -41,7 +41,7 @@ class Adam(LegacyOptimizer, algorithm="tf1.adam"):
                  skip_nonfinite=False) -> None: ...
 
 
-class Adagrad(LegacyOptimizer, algorithm="tf1.adagrad"):
+class Adagrad(LegacyTF1Optimizer, algorithm="tf1.adagrad"):
   """`tensorflow.compat.v1.train.AdagradOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -52,7 +52,7 @@ class Adagrad(LegacyOptimizer, algorithm="tf1.adagrad"):
                  skip_nonfinite=False) -> None: ...
 
 
-class AdagradDA(LegacyOptimizer, algorithm="tf1.adagrad_da"):
+class AdagradDA(LegacyTF1Optimizer, algorithm="tf1.adagrad_da"):
   """`tensorflow.compat.v1.train.AdagradDAOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -65,7 +65,7 @@ class AdagradDA(LegacyOptimizer, algorithm="tf1.adagrad_da"):
                  gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
-class Adadelta(LegacyOptimizer, algorithm="tf1.adadelta"):
+class Adadelta(LegacyTF1Optimizer, algorithm="tf1.adadelta"):
   """`tensorflow.compat.v1.train.AdadeltaOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -76,7 +76,7 @@ class Adadelta(LegacyOptimizer, algorithm="tf1.adadelta"):
                  skip_nonfinite=False) -> None: ...
 
 
-class RMSProp(LegacyOptimizer, algorithm="tf1.rmsprop"):
+class RMSProp(LegacyTF1Optimizer, algorithm="tf1.rmsprop"):
   """`tensorflow.compat.v1.train.RMSPropOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -87,7 +87,7 @@ class RMSProp(LegacyOptimizer, algorithm="tf1.rmsprop"):
                  skip_nonfinite=False) -> None: ...
 
 
-class Ftrl(LegacyOptimizer, algorithm="tf1.ftrl"):
+class Ftrl(LegacyTF1Optimizer, algorithm="tf1.ftrl"):
   """`tensorflow.compat.v1.train.FtrlOptimizer`, bridged as an OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
     def __init__(self, learning_rate, learning_rate_power=-0.5,
@@ -100,7 +100,7 @@ class Ftrl(LegacyOptimizer, algorithm="tf1.ftrl"):
                  skip_nonfinite=False) -> None: ...
 
 
-class ProximalAdagrad(LegacyOptimizer, algorithm="tf1.proximal_adagrad"):
+class ProximalAdagrad(LegacyTF1Optimizer, algorithm="tf1.proximal_adagrad"):
   """`tensorflow.compat.v1.train.ProximalAdagradOptimizer`, bridged as an
   OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
@@ -112,7 +112,7 @@ class ProximalAdagrad(LegacyOptimizer, algorithm="tf1.proximal_adagrad"):
                  gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
-class ProximalGradientDescent(LegacyOptimizer,
+class ProximalGradientDescent(LegacyTF1Optimizer,
                               algorithm="tf1.proximal_gradient_descent"):
   """`tensorflow.compat.v1.train.ProximalGradientDescentOptimizer`, bridged as
   an OptimizerV2."""
