@@ -77,7 +77,8 @@ class MovingAverageWeights(AveragedOptimizer):
   @classmethod
   def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],
                        registered: Any) -> dict[str, Any]:
-    bound = super()._bound_arguments(args, kwargs, registered)  # type: ignore[misc]
+    bound = super()._bound_arguments(  # type: ignore[misc]
+        args, kwargs, registered)
     if "num_updates" in bound:
       bound["num_updates"] = tfa_num_updates(bound["num_updates"])
     return bound

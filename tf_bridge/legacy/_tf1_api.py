@@ -45,8 +45,9 @@ class LegacyTF1Optimizer(LegacyOptimizer):
                        "Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not "
                        f"{gate_gradients}")
     if var_list is None:
-      var_list = tf.compat.v1.trainable_variables() + tf.compat.v1.get_collection(
-          tf.compat.v1.GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
+      var_list = (tf.compat.v1.trainable_variables()
+                  + tf.compat.v1.get_collection(
+                      tf.compat.v1.GraphKeys.TRAINABLE_RESOURCE_VARIABLES))
     else:
       var_list = tf.nest.flatten(var_list)
     if not var_list:
