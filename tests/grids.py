@@ -9,6 +9,8 @@ binds. A schedule is written `("ClassName", {arguments})` and built on each side
 its own schedules module.
 """
 
+import pytest
+
 FTRL = [{}, {"learning_rate": 0.1, "l1_regularization_strength": 0.01,
              "l2_regularization_strength": 0.1},
         {"learning_rate_power": -0.25, "beta": 0.5, "learning_rate": 0.05},
@@ -173,3 +175,11 @@ def build(kwargs, schedules):
 def label(kwargs):
   return ",".join(f"{key}={value[0] if isinstance(value, tuple) else value}"
                   for key, value in kwargs.items()) or "defaults"
+
+
+def grouped(group, *values, case_id):
+  """A parameter set run on the worker of xdist group `group` (README's
+  test command runs `--dist loadgroup`), so the optimizer's cases there
+  share the native trajectories that worker cached."""
+  return pytest.param(*values, id=case_id,
+                      marks=pytest.mark.xdist_group(group))

@@ -160,15 +160,9 @@ def _sparse_runs(declaration, point, mutant=None):
   return bridged, _NATIVE_SPARSE[key]
 
 
-def _grouped(declaration, *values, case_id):
-  """Run on the worker of the declaration's group (`--dist loadgroup`): its
-  grid points and its mutant check share native's sparse trajectories."""
-  group = pytest.mark.xdist_group(f"sparse-{declaration.name}")
-  return pytest.param(declaration, *values, id=case_id, marks=group)
-
-
 @pytest.mark.parametrize("declaration,point", [
-    _grouped(d, p, case_id=f"{d.name}-{grids.label(p)}")
+    grids.grouped(f"sparse-{d.name}", d, p,
+                  case_id=f"{d.name}-{grids.label(p)}")
     for d, p in SPARSE_GRID])
 def test_bridged_sparse_grid(declaration, point):
   """Sparse gradients at every grid point against native's sparse kernel."""
@@ -201,8 +195,9 @@ def test_keras3_bridged_sparse_grid(declaration, point):
                                expected_name=declaration.native_path)
 
 
-@pytest.mark.parametrize("declaration", [_grouped(d, case_id=d.name)
-                                         for d in SPARSE_TRUTH])
+@pytest.mark.parametrize("declaration", [
+    grids.grouped(f"sparse-{d.name}", d, case_id=d.name)
+    for d in SPARSE_TRUTH])
 def test_every_mutant_parts_from_native_sparse(declaration):
   """The sparse check kills each hyperparameter mutant at the default point
   or at the first grid point where it binds, and a bridge that densifies

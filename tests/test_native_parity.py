@@ -115,16 +115,8 @@ RTOL, ATOL = 1e-5, 1e-6
 LABELLED = {(n, grids.label(k)): k for n, k, _ in CASES}
 
 
-def _grouped(name, *values, case_id=None):
-  """A parameter set run on the worker of `name`'s group (README's test
-  command runs pytest-xdist with `--dist loadgroup`): an optimizer's grid
-  points and its mutant checks share its native trajectories there."""
-  return pytest.param(*values, id=case_id or name,
-                      marks=pytest.mark.xdist_group(name))
-
-
 @pytest.mark.parametrize("name,kwargs,scale", [
-    _grouped(n, n, k, s, case_id=f"{n}-{grids.label(k)}-g{s:g}")
+    grids.grouped(n, n, k, s, case_id=f"{n}-{grids.label(k)}-g{s:g}")
     for n, k, s in CASES])
 def test_port_equals_native(name, kwargs, scale):
   declaration = catalog.lookup(name)
@@ -155,8 +147,8 @@ def _default_trajectory(name, rate, scale):
   return _native_trajectory(declaration, kwargs, *_problem(scale))
 
 
-@pytest.mark.parametrize("name", [_grouped(n, n) for n in sorted(
-    {n for n, _, _ in CASES})])
+@pytest.mark.parametrize("name", [grids.grouped(n, n, case_id=n) for n
+                                  in sorted({n for n, _, _ in CASES})])
 def test_every_hyperparameter_mutant_parts_from_native(name):
   """Each hyperparameter mutant (`mutants.perturbed`) of the port parts from
   native at some grid point of `test_port_equals_native` (the mutants
@@ -205,7 +197,7 @@ def test_every_formula_names_port_arguments():
 # native source, and one-change mutants of it a port could make. The
 # reference must pass the port-vs-native check at every grid point it
 # covers, and every mutant fail it at one point at least.
-@pytest.mark.parametrize("name", [_grouped(n, n)
+@pytest.mark.parametrize("name", [grids.grouped(n, n, case_id=n)
                                   for n in sorted(formulas.FORMULAS)])
 def test_formula_mutants_part_from_native(name):
   reference, formula_mutants, accepted = formulas.FORMULAS[name]
