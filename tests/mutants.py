@@ -5,11 +5,6 @@ A check that no mutant of a hyperparameter fails leaves it untested."""
 
 import inspect
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import optax
-
 from tf_bridge import testing
 
 PERTURBATION = 1e-3
@@ -69,29 +64,3 @@ def parts(actual, expected, *, rtol=1e-5, atol=1e-6, initial=None):
     return True if "part at step" in str(error) else None
   return False
 
-
-def transform_trajectories(transforms, initial, gradients):
-  """`testing.transform_trajectory` of each of `transforms` (a list), their
-  steps together in one jitted program: one XLA compile for all of them (a
-  compile each costs several times more, on the small problems here)."""
-  names = [f"variable_{index}" for index in range(len(initial))]
-
-  @jax.jit
-  def step(all_params, all_states, grads):
-    moved = [transform.update(grads, state, params)
-             for transform, params, state in zip(transforms, all_params,
-                                                 all_states)]
-    return ([optax.apply_updates(params, updates)
-             for params, (updates, _) in zip(all_params, moved)],
-            [state for _, state in moved])
-
-  params = {name: jnp.asarray(value) for name, value in zip(names, initial)}
-  all_params = [params] * len(transforms)
-  all_states = [transform.init(params) for transform in transforms]
-  trajectories = [[] for _ in transforms]
-  for step_gradients in gradients:
-    all_params, all_states = step(all_params, all_states, {
-        name: jnp.asarray(g) for name, g in zip(names, step_gradients)})
-    for trajectory, params in zip(trajectories, all_params):
-      trajectory.append([np.asarray(params[name]) for name in names])
-  return trajectories

@@ -171,7 +171,7 @@ def test_every_hyperparameter_mutant_parts_from_native(name):
     if not transforms:
       continue
     initial, gradients = _problem(scale)
-    runs = mutants.transform_trajectories(list(transforms.values()),
+    runs = testing.transform_trajectories(list(transforms.values()),
                                           initial, gradients)
     for hyperparameter, run in zip(transforms, runs):
       if mutants.parts(run, expected, rtol=RTOL, atol=ATOL, initial=initial):
@@ -215,7 +215,7 @@ def test_formula_mutants_part_from_native(name):
     initial, gradients = _problem(scale)
 
     alive = [label for label in formula_mutants if label not in killed]
-    truth, *runs = mutants.transform_trajectories(
+    truth, *runs = testing.transform_trajectories(
         [reference(**arguments)]
         + [formula_mutants[label](**arguments) for label in alive],
         initial, gradients)

@@ -17,7 +17,7 @@ import numpy as np
 import optax
 
 __all__ = ["apply_gradients", "assert_parity", "native_trajectory",
-           "seeded_problem", "transform_trajectory"]
+           "seeded_problem", "transform_trajectories", "transform_trajectory"]
 
 DEFAULT_SHAPES = ((), (5,), (4, 3))
 
@@ -155,21 +155,37 @@ def transform_trajectory(transform: optax.GradientTransformation,
   ...), so path-based options (Muon's `exclude_layers`, multi_optimizer's
   patterns) see the same names on both sides.
   """
+  return transform_trajectories([transform], initial, gradients)[0]
+
+
+def transform_trajectories(transforms: Sequence[optax.GradientTransformation],
+                           initial: Sequence[np.ndarray],
+                           gradients: Sequence[Sequence[np.ndarray]],
+                           ) -> list[list[list[np.ndarray]]]:
+  """`transform_trajectory` of each of `transforms`, their steps together
+  in one jitted program: one XLA compile for all (a compile each costs
+  several times more on small problems, as mutant checks run them)."""
   names = [f"variable_{index}" for index in range(len(initial))]
 
   @jax.jit
-  def step(params, state, grads):
-    updates, state = transform.update(grads, state, params)
-    return optax.apply_updates(params, updates), state
+  def step(all_params, all_states, grads):
+    moved = [transform.update(grads, state, params)
+             for transform, params, state in zip(transforms, all_params,
+                                                 all_states)]
+    return ([optax.apply_updates(params, updates)
+             for params, (updates, _) in zip(all_params, moved)],
+            [state for _, state in moved])
 
   params = {name: jnp.asarray(value) for name, value in zip(names, initial)}
-  state = transform.init(params)
-  trajectory = []
+  all_params = [params] * len(transforms)
+  all_states = [transform.init(params) for transform in transforms]
+  trajectories: list[list[list[np.ndarray]]] = [[] for _ in transforms]
   for step_gradients in gradients:
-    params, state = step(params, state, {
+    all_params, all_states = step(all_params, all_states, {
         name: jnp.asarray(g) for name, g in zip(names, step_gradients)})
-    trajectory.append([np.asarray(params[name]) for name in names])
-  return trajectory
+    for trajectory, moved in zip(trajectories, all_params):
+      trajectory.append([np.asarray(moved[name]) for name in names])
+  return trajectories
 
 
 def _check_comparable(actual: Sequence[Sequence[np.ndarray]],
