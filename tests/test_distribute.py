@@ -12,6 +12,10 @@ import sys
 
 import pytest
 
+# One worker runs this module (README runs pytest with --dist loadgroup),
+# so its process runs once.
+pytestmark = pytest.mark.xdist_group("distribute")
+
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "mirrored.py"
 
 

@@ -23,6 +23,11 @@ def run(backend):
   return json.loads(result.stdout)
 
 
+# One worker runs this module (README runs pytest with --dist loadgroup),
+# so its process runs once.
+pytestmark = pytest.mark.xdist_group("jax_backend")
+
+
 @pytest.fixture(scope="module")
 def reports():
   return run("jax"), run("tensorflow")

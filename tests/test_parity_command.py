@@ -16,6 +16,11 @@ def parity(*arguments, cwd, env=None):
       env=env)
 
 
+# One worker runs the tests that read the Adam report (README runs pytest
+# with --dist loadgroup), so its command runs once.
+ADAM_REPORT_GROUP = pytest.mark.xdist_group("parity_adam_report")
+
+
 @pytest.fixture(scope="module")
 def adam_report(tmp_path_factory):
   """README's main command as a user runs it: TF_CPP_MIN_LOG_LEVEL unset."""
@@ -27,6 +32,7 @@ def adam_report(tmp_path_factory):
   return result, directory
 
 
+@ADAM_REPORT_GROUP
 def test_starts_without_tensorflows_start_up_lines(adam_report):
   """TensorFlow's C++ lines on a machine without a GPU ("failed call to
   cuInit: ... CUDA error") read as a failure: the command starts clean."""
@@ -37,6 +43,7 @@ def test_starts_without_tensorflows_start_up_lines(adam_report):
               or "absl::InitializeLog" in line], result.stderr
 
 
+@ADAM_REPORT_GROUP
 def test_adam_table(adam_report):
   result, _ = adam_report
   assert result.returncode == 0, result.stderr
@@ -53,6 +60,7 @@ def test_adam_table(adam_report):
     assert float(rows[name][-6]) < 1e-6  # max |diff| column.
 
 
+@ADAM_REPORT_GROUP
 def test_adam_json_and_plot(adam_report):
   _, directory = adam_report
   report = json.loads((directory / "report.json").read_text())

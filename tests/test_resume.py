@@ -53,6 +53,11 @@ def assert_bit_identical(got, want):
     np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
+# One worker runs this module (README runs pytest with --dist loadgroup),
+# so each uninterrupted run happens once.
+pytestmark = pytest.mark.xdist_group("resume")
+
+
 @pytest.fixture(scope="module", params=list(KILLS))
 def uninterrupted(request, tmp_path_factory):
   directory = tmp_path_factory.mktemp(f"{request.param}-uninterrupted")
