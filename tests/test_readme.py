@@ -20,6 +20,7 @@ def test_readme_opens_with_the_two_commands():
   assert TEXT.index("<!-- main-command -->") < TEXT.index("<!-- test-command -->")
   assert "python -m tf_bridge.parity" in main and "--plot" in main
   assert "pytest" in tests and ".[all]" in tests
+  assert "-r tests/originals.txt" in tests  # The ground truth TFA is.
   # CI runs this command: it ends with the slowest tests, so a drift in
   # the suite's time shows in every run.
   assert "--durations=20" in tests

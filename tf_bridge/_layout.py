@@ -36,8 +36,13 @@ class StateLeaf:
   # weights): `FusedTransform.initial_values_from` computes it.
   from_params: bool = False
   # The step count, which Keras keeps as `iterations`: fed to every step
-  # from there, not stored (so the variables are native's).
+  # from there, not stored (so the variables are native's). A wrapper's
+  # count and its inner optimizer's are both this one, as TF Addons'
+  # wrappers share their `iterations` with the inner optimizer.
   derived: bool = False
+  # How many wrappers' `inner_state` fields hold it (a TF Addons wrapper's
+  # inner optimizer's leaves are one deeper than the wrapper's own).
+  depth: int = 0
 
   @property
   def fill(self) -> Any:
@@ -107,8 +112,8 @@ class StateLayout:
         follows):
       role = None if role == not_a_slot else role
       name = _slot_name(path, keys)
-      # A wrapper's inner count and its own are both "iterations": Keras
-      # (HDF5 above all) needs distinct names.
+      # A wrapper's inner slots and its own can share a name: Keras (HDF5
+      # above all) needs distinct names.
       count = seen.get((name, role), 0)
       seen[(name, role)] = count + 1
       leaf = np.asarray(leaf)
@@ -116,9 +121,11 @@ class StateLayout:
         leaf = _in_native_dtype(leaf, param_specs[keys[role]])
       elif follows_params:
         leaf = _in_native_dtype(leaf, param_specs[keys[0]])
-      derived = (name, count, role, leaf.shape) == ("iterations", 0, None, ())
+      derived = (name, role, leaf.shape) == ("iterations", None, ())
+      depth = sum(isinstance(entry, jax.tree_util.GetAttrKey)
+                  and entry.name == "inner_state" for entry in path)
       leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
-                              leaf, from_params, derived))
+                              leaf, from_params, derived, depth))
     positions = {key: index for index, key in enumerate(keys)}
     stored_paths = [_positional_path(path, positions)
                     for (path, _), leaf in zip(paths_and_leaves, leaves)

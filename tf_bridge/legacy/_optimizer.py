@@ -130,8 +130,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
 
   def __init__(self, *args, skip_nonfinite=False, gradient_aggregator=None,
                gradient_transformers=None, **kwargs):
-    kwargs = self._bound_arguments(args, kwargs,
-                                   tf_keras.saving.get_registered_object)
+    kwargs = self._bound_arguments(args, kwargs, _registered_or_twin)
     name = kwargs.pop("name", type(self).__name__)
     if "optimizer" in kwargs:  # TF Addons' wrappers.
       kwargs["optimizer"] = _serialization.inner_optimizer(
@@ -268,25 +267,33 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         value = functools.partial(_filled, leaf.fill)
       else:
         value = leaf.value
+      owner = self._state_owner(leaf.depth)
       if leaf.is_slot_of(var_list):
-        variable = self.add_slot(var_list[leaf.slot_of], leaf.name,
-                                 initializer=value)
+        variable = owner.add_slot(var_list[leaf.slot_of], leaf.name,
+                                  initializer=value)
       else:
         # Named as native names its own weights (`momentum_cache`).
         prefix = "" if leaf.slot_of is None else (
             self._fused.keys[leaf.slot_of].replace(":", "_")
             .replace("/", "_")
             + "_")
-        variable = self.add_weight(
+        variable = owner.add_weight(
             prefix + leaf.name, shape=leaf.value.shape,
             dtype=tf.as_dtype(leaf.value.dtype),
             initializer=(value if callable(value)
                          else lambda shape, dtype, value=value: value),
             trainable=False)
-        self._weights.append(variable)  # As OptimizerV2 lists `iter`.
+        owner._weights.append(variable)  # As OptimizerV2 lists `iter`.
       created[index] = variable
     self._state_variables = [created[i] for i in sorted(created)]
     self._state_identities = [identities[i] for i in sorted(created)]
+
+  def _state_owner(self, depth):
+    """The optimizer whose variable a state leaf `depth` wrappers deep
+    (`StateLeaf.depth`) is: this one; a TF Addons wrapper's inner
+    optimizer owns its own slots (`LegacyWrapper`)."""
+    del depth
+    return self
 
   # OptimizerV2's merge_call would convert it with autograph, as it does not
   # its own (tf_keras is never converted): a fifth of a second per trace.
@@ -323,11 +330,14 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
   def _build_for(self, variables):
     self._create_all_weights(variables)
 
+  def _rate_config(self):
+    return {"learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "decay": self._initial_decay}
+
   def get_config(self):
     config = super().get_config()
     config.update({
-        "learning_rate": self._serialize_hyperparameter("learning_rate"),
-        "decay": self._initial_decay,
+        **self._rate_config(),
         **self._bridge_config(
             {k: v for k, v in self._arguments.items()
              if self._hyper_names.get(k) not in self._hyper}),
@@ -389,8 +399,21 @@ def _initialized_value(variable: Any) -> Any:
                  variable.read_value, lambda: variable.initial_value)
 
 
+def _registered_or_twin(name: str) -> Any:
+  """The class registered with tf_keras under `name`; for the name of a
+  tf_keras legacy optimizer (a TF Addons wrapper's config holds tf_keras's
+  own `Adam`), its bridged twin, as Keras finds its built-in class."""
+  found = tf_keras.saving.get_registered_object(name)
+  if found is None and hasattr(tf_keras.optimizers.legacy, name):
+    found = getattr(importlib.import_module("tf_bridge.legacy"), name, None)
+  return found
+
+
 def _learning_rate_of(optimizer: Any) -> Any:
-  """An OptimizerV2's learning rate: its schedule, or its value."""
+  """An OptimizerV2's learning rate: its schedule, or its value (a TF Addons
+  wrapper's is its inner optimizer's)."""
+  if "learning_rate" not in optimizer._hyper:  # pylint: disable=protected-access
+    return _learning_rate_of(optimizer._optimizer)  # pylint: disable=protected-access
   rate = optimizer._hyper["learning_rate"]  # pylint: disable=protected-access
   if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
     return rate

@@ -18,6 +18,7 @@ from tf_bridge.legacy._averaged_wrapper import AveragedOptimizerWrapper
 from tf_bridge.legacy._decoupled_extension import (
     DecoupledWeightDecayExtension)
 from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
+from tf_bridge.legacy._wrapper import LegacyWrapper
 
 # Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
 
@@ -159,17 +160,19 @@ __all__ = ["AdamW", "SGDW", "LazyAdam", "RectifiedAdam", "AdaBelief", "Yogi",
 
 # TFA's wrappers take an optimizer (a bridged one of this generation): not
 # algorithms, so not in the catalog.
-class MovingAverage(MovingAverageWeights, LegacyOptimizer,
+class MovingAverage(LegacyWrapper, MovingAverageWeights, LegacyOptimizer,
                     port=_ports.moving_average):
   """TF Addons' `MovingAverage` wrapper."""
 
 
-class SWA(AveragedOptimizer, LegacyOptimizer, port=_ports.swa):
+class SWA(LegacyWrapper, AveragedOptimizer, LegacyOptimizer, port=_ports.swa):
   """TF Addons' `SWA` (stochastic weight averaging) wrapper."""
 
 
-class Lookahead(OptimizerWrapper, LegacyOptimizer, port=_ports.lookahead):
+class Lookahead(LegacyWrapper, OptimizerWrapper, LegacyOptimizer,
+                port=_ports.lookahead):
   """TF Addons' `Lookahead` wrapper."""
+  _inner_dependency = "lh_base_optimizer"
 
 
 # `isinstance(optimizer, AveragedOptimizerWrapper)` holds for them as in TFA.
