@@ -15,9 +15,11 @@ optimizer state between a native Keras optimizer and its JAX port;
 native twin of its bridged optimizer, for users without this project.
 """
 
+from tf_bridge._backend import import_keras
 from tf_bridge._start import quiet_tensorflow_start
 
 quiet_tensorflow_start()
+import_keras()
 
 # pylint: disable=wrong-import-position
 from tf_bridge import catalog

@@ -18,7 +18,8 @@ from typing import Any, Callable, Sequence
 import jaxopt_port
 import keras
 
-from tf_bridge import _arguments, _checks, _fused, _layout, _serialization
+from tf_bridge import (_arguments, _backend, _checks, _fused, _layout,
+                       _serialization)
 from tf_bridge._bridge import BridgedOptimizer
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 
@@ -155,6 +156,7 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
                                              name=cls.__name__)(cls)
 
   def __init__(self, *args, skip_nonfinite=False, **kwargs):
+    _backend.check_backend(type(self).__name__)
     kwargs = self._bound_arguments(args, kwargs,
                                    keras.saving.get_registered_object)
     name = kwargs.pop("name", None)
