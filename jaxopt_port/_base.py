@@ -67,6 +67,11 @@ class UpdateStep(NamedTuple):
       `applied_as_is=True`, the transform then makes the new slots follow
       the new params (`slots_after_params`), so that XLA writes them in
       place instead of copying the old ones first.
+    complex_values: The step takes complex parameters and gradients, in
+      complex arithmetic (`g**2` is `g * g`, the principal square root), as
+      TensorFlow's kernels of tf_keras's SGD, Adagrad, Adadelta and RMSprop
+      do; other steps refuse them. Set by the declaration
+      (`with_legacy_base_arguments(..., complex_values=True)`).
   """
   build: Callable[[optax.Params], Any]
   update: Callable[..., tuple[optax.Updates, Any]]
@@ -74,6 +79,7 @@ class UpdateStep(NamedTuple):
   elementwise: bool = False
   sparse_rows: str = _row_sparse.DENSE
   reads_old_slots: bool = False
+  complex_values: bool = False
 
 
 class KerasState(NamedTuple):
@@ -225,8 +231,8 @@ def clip_by_value(grads: optax.Updates, clipvalue: Any) -> optax.Updates:
 
 
 def _check_update_inputs(grads: Any, params: Any, param_shaped: list[Any],
-                         name: str) -> None:
-  _checks.check_gradient_dtypes(grads, params)
+                         name: str, complex_values: bool = False) -> None:
+  _checks.check_gradient_dtypes(grads, params, complex_values)
   if params is not None:
     _checks.check_same_tree(params, grads, expected_name="params",
                             received_name="grads")
@@ -576,7 +582,7 @@ def legacy_transform(
   decays = not (_checks.concrete_number(decay) == 0.0)
 
   def init_fn(params):
-    _checks.check_float_params(params)
+    _checks.check_float_params(params, update_step.complex_values)
     return LegacyState(iterations=jnp.zeros([], jnp.int32),
                        slots=update_step.build(_upcast(params)))
 
@@ -587,7 +593,7 @@ def legacy_transform(
     _check_update_inputs(
         grads, params,
         [] if params is not None else _param_shaped_trees(init_fn, state),
-        name)
+        name, update_step.complex_values)
     out_dtypes = jax.tree.map(lambda x: x.dtype,
                               grads if params is None else params)
     grads = _upcast(grads)
@@ -635,8 +641,8 @@ SparseRows = Union[str, Callable[..., str]]
 def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
              base_arguments: dict[str, Any], base_doc: str,
              learning_rate: float, defaults: dict[str, Any],
-             sparse_rows: SparseRows, owns: tuple[str, ...] = ()
-             ) -> Declaration:
+             sparse_rows: SparseRows, owns: tuple[str, ...] = (),
+             complex_values: bool = False) -> Declaration:
   unknown = set(defaults) - set(base_arguments)
   if unknown:
     raise TypeError(f"Not base arguments: {sorted(unknown)}")
@@ -650,7 +656,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     def make_update_step(**arguments):
       mode = (sparse_rows(**arguments) if callable(sparse_rows)
               else sparse_rows)
-      return declared_step(**arguments)._replace(sparse_rows=mode)
+      return declared_step(**arguments)._replace(
+          sparse_rows=mode, complex_values=complex_values)
 
     own = inspect.signature(make_update_step).parameters
     parameters = [] if "learning_rate" in own else [inspect.Parameter(
@@ -693,6 +700,7 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
     # The bare algorithm, for wrappers whose host applies the base arguments
     # itself (the Keras bridge): wrap_update_step(make_update_step(...), lr).
     factory.make_update_step = make_update_step
+    factory.complex_values = complex_values
     factory.wrap_update_step = wrap
     factory.base_arguments = tuple(base_arguments)
     return factory
@@ -731,14 +739,15 @@ def with_keras_base_arguments(*, learning_rate: float,
 def with_legacy_base_arguments(*, learning_rate: float,
                                sparse_rows: SparseRows = _row_sparse.DENSE,
                                owns: tuple[str, ...] = (),
+                               complex_values: bool = False,
                                **defaults: Any) -> Declaration:
   """As `with_keras_base_arguments`, for OptimizerV2 (`lr`, `decay`, clips).
   A base argument in `owns` means only what the decorated function makes of
   it (legacy Nadam's `decay`, its schedule decay): the base keeps its
-  default."""
+  default. `complex_values`: see `UpdateStep`."""
   return _declare(legacy_transform, LEGACY_BASE_ARGUMENTS,
                   LEGACY_BASE_ARGUMENTS_DOC, learning_rate, defaults,
-                  sparse_rows, owns)
+                  sparse_rows, owns, complex_values)
 
 
 def with_tf1_arguments(*, learning_rate: Any = REQUIRED,

@@ -192,32 +192,41 @@ def check_learning_rate(learning_rate: Any) -> None:
   check_range("learning_rate", learning_rate, 0.0)
 
 
-def check_float_params(params: Any) -> None:
-  """Raises TypeError naming the first parameter that is not floating point."""
+def _takes(dtype: Any, complex_values: bool) -> bool:
+  return bool(jnp.issubdtype(dtype, jnp.floating) or (
+      complex_values and jnp.issubdtype(dtype, jnp.complexfloating)))
+
+
+def check_float_params(params: Any, complex_values: bool = False) -> None:
+  """Raises TypeError naming the first parameter that is not floating point
+  (nor complex, with `complex_values`)."""
   for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
     dtype = getattr(leaf, "dtype", None)
-    if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
+    if dtype is not None and not _takes(dtype, complex_values):
       raise TypeError(
           f"Parameter {_name(path)} has dtype {dtype}; optimizers update "
           "floating-point parameters only (float16, bfloat16, float32, "
-          "float64).")
+          f"float64{'; complex ones too' if complex_values else ''}).")
 
 
-def check_gradient_dtypes(grads: Any, params: Any) -> None:
+def check_gradient_dtypes(grads: Any, params: Any,
+                          complex_values: bool = False) -> None:
   """Raises TypeError naming the first gradient that is not real floating
-  point, or whose dtype differs from its parameter's (`params` may be None).
-  None leaves (no gradient) pass."""
+  point (nor complex, with `complex_values`), or whose dtype differs from
+  its parameter's (`params` may be None). None leaves (no gradient)
+  pass."""
   grads_with_paths = jax.tree_util.tree_flatten_with_path(
       grads, is_leaf=lambda x: x is None)[0]
   for path, grad in grads_with_paths:
     dtype = getattr(grad, "dtype", None)
     if grad is None or dtype is None and isinstance(grad, (int, float)):
       continue  # No gradient; a Python scalar takes its parameter's dtype.
-    if dtype is None or not jnp.issubdtype(dtype, jnp.floating):
+    if dtype is None or not _takes(dtype, complex_values):
       received = f"dtype {dtype}" if dtype is not None else type(grad).__name__
       raise TypeError(
           f"grads at {_name(path)} has {received}; gradients must be real "
-          "floating point (float16, bfloat16, float32, float64).")
+          "floating point (float16, bfloat16, float32, float64)"
+          f"{' or complex' if complex_values else ''}.")
   if params is None:
     return
   for (path, grad), param in zip(grads_with_paths, jax.tree.leaves(params)):

@@ -88,3 +88,18 @@ def test_refuses_a_comparison_that_cannot_fail():
                                  atol=1e-6, initial=[v - np.float32(0.1)
                                                      for v in STEP])
   assert testing.movement(REFERENCE, STEP, rtol=1e-5, atol=1e-6) > 1e3
+
+
+def test_complex_trajectories_compare_by_modulus():
+  """Complex variables (tf_keras's SGD, Adagrad, Adadelta, RMSprop): a
+  trajectory that parts only in the imaginary part parts, as does one
+  that only moves there."""
+  reference = [[np.full(3, 1 + 0.1j * step, np.complex64)]
+               for step in range(3)]
+  testing.compare_trajectories([list(s) for s in reference], reference,
+                               rtol=1e-5, atol=1e-6)
+  imaginary_off = [[s[0] + np.complex64(1e-3j)] for s in reference]
+  with pytest.raises(AssertionError, match="part at step 1, variable 0"):
+    testing.compare_trajectories(imaginary_off, reference, rtol=1e-5,
+                                 atol=1e-6)
+  assert testing.movement(reference, None, rtol=1e-5, atol=1e-6) > 1e3

@@ -2,6 +2,7 @@
 optimizer and once with its bridged twin, give the same numbers (DESIGN.md:
 the native class is the specification)."""
 
+import contextlib
 import inspect
 import re
 
@@ -14,7 +15,9 @@ import tf_keras
 import jaxopt_port
 import tf_bridge
 import tf_bridge.legacy
+from tf_bridge import testing
 
+import mutants
 from bridge_cases import built_variables, outcome
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -266,6 +269,93 @@ def test_legacy_graph_mode_and_sessions(name, kwargs):
                                                                **kwargs))
   assert np.max(np.abs(native - np.linspace(-1, 1, 5))) > 0.01
   np.testing.assert_allclose(bridged, native, rtol=RTOL, atol=ATOL)
+
+
+COMPLEX_CASES = [("SGD", {}), ("SGD", {"momentum": 0.9, "nesterov": True}),
+                 ("Adagrad", {}), ("Adadelta", {}), ("RMSprop", {}),
+                 ("RMSprop", {"momentum": 0.5, "centered": True})]
+
+
+def _complex_problem(dtype, sparse):
+  """A complex matrix and 30 steps of random complex gradients (as sparse
+  `(values, indices)` rows with a repeated index if `sparse`)."""
+  rng = np.random.default_rng(0)
+  draw = lambda *shape: (rng.standard_normal(shape)
+                         + 1j * rng.standard_normal(shape)).astype(dtype)
+  initial = [draw(5, 3)]
+  if sparse:
+    return initial, [[(draw(3, 3), np.array([1, 4, 1], np.int32))]
+                     for _ in range(30)]
+  return initial, [[draw(5, 3)] for _ in range(30)]
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name, kwargs", COMPLEX_CASES,
+                         ids=[n + "-" + "-".join(k) for n, k in COMPLEX_CASES])
+def test_legacy_complex_variables_as_native(name, kwargs, dtype, sparse):
+  """tf_keras's SGD, Adagrad, Adadelta and RMSprop take complex variables
+  and gradients, dense and sparse, in TensorFlow's complex arithmetic
+  (`g**2` is `g * g`, the principal square root): the bridged classes
+  follow them, and a learning rate 1.001 times native's parts from them."""
+  initial, gradients = _complex_problem(dtype, sparse)
+  rate = 1.0 if name == "Adadelta" else 0.05  # Adadelta's steps are small.
+  make = lambda module, rate=rate: getattr(module, name)(rate, **kwargs)
+  native = testing.native_trajectory(make(tf_keras.optimizers.legacy),
+                                     initial, gradients)
+  assert native[-1][0].dtype == np.dtype(dtype)
+  assert np.max(np.abs(native[-1][0].imag - initial[0].imag)) > 1e-2
+  bridged = testing.native_trajectory(make(tf_bridge.legacy), initial,
+                                      gradients)
+  testing.compare_trajectories(bridged, native, rtol=RTOL, atol=ATOL)
+  assert mutants.parts(testing.native_trajectory(
+      make(tf_bridge.legacy, rate * 1.001), initial, gradients), native,
+                       rtol=RTOL, atol=ATOL)
+
+
+def _tensor_loss_run(make, graph):
+  """`minimize` and `_compute_gradients` given the loss as a tensor and the
+  tape that recorded it, eagerly or in a TF1 graph and session; and the
+  error without the tape."""
+  def loss_of(variable):
+    return tf.reduce_sum(variable * variable * tf.constant(
+        np.arange(5, dtype="float32")))
+
+  context = tf.Graph().as_default() if graph else contextlib.nullcontext()
+  with context:
+    variable = tf.Variable(np.linspace(-1, 1, 5).astype("float32"))
+    optimizer = make()
+    with tf.GradientTape(persistent=True) as tape:
+      loss = loss_of(variable)
+    (gradient, _), = optimizer._compute_gradients(loss, [variable], tape=tape)  # pylint: disable=protected-access
+    train = optimizer.minimize(loss, [variable], tape=tape)
+    with pytest.raises(ValueError) as refused:
+      optimizer.minimize(loss, [variable])
+    if not graph:
+      for _ in range(2):
+        with tf.GradientTape() as tape:
+          loss = loss_of(variable)
+        optimizer.minimize(loss, [variable], tape=tape)
+      return tf.convert_to_tensor(gradient).numpy(), variable.numpy(), str(
+          refused.value)
+    with tf.compat.v1.Session() as session:
+      session.run(tf.compat.v1.global_variables_initializer())
+      found = session.run(gradient)
+      for _ in range(3):
+        session.run(train)
+      return found, session.run(variable), str(refused.value)
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "graph"])
+def test_legacy_minimize_with_a_tensor_loss_and_its_tape(graph):
+  native = _tensor_loss_run(lambda: tf_keras.optimizers.legacy.Adam(0.1),
+                            graph)
+  bridged = _tensor_loss_run(lambda: tf_bridge.legacy.Adam(0.1), graph)
+  np.testing.assert_array_equal(bridged[0], native[0])
+  assert np.max(np.abs(native[1] - np.linspace(-1, 1, 5))) > 0.1
+  np.testing.assert_allclose(bridged[1], native[1], rtol=RTOL, atol=ATOL)
+  assert bridged[2] == native[2]
+  assert "`tape` is required when a `Tensor` loss is passed" in native[2]
 
 
 def test_legacy_graph_mode_state_made_from_the_params():
@@ -1170,3 +1260,20 @@ def test_legacy_attributes_read_as_natives(declaration):
     for epsilon in (None, 0.0):
       assert bridged_class(epsilon=epsilon).epsilon == (
           declaration.native_class()(epsilon=epsilon).epsilon)
+
+
+@pytest.mark.parametrize("declaration", [
+    d for d in _layout_cases() if d.generation == "legacy"],
+                         ids=lambda d: d.name)
+def test_legacy_dir_lists_natives_attributes(declaration):
+  """`dir(optimizer)` lists every public name native's lists (OptimizerV2's
+  hyperparameters, and plain attributes such as Adam's `epsilon`), each
+  reading native's value."""
+  native = declaration.make_native()
+  bridged = getattr(tf_bridge.legacy, declaration.class_name)(
+      **declaration.required)
+  public = sorted(n for n in dir(native) if not n.startswith("_"))
+  assert sorted(set(public) - set(dir(bridged))) == []
+  for name in ("epsilon", "amsgrad", "nesterov", "centered"):
+    if name in public:
+      assert getattr(bridged, name) == getattr(native, name), name

@@ -30,7 +30,8 @@ def tensor_slices(grads: Sequence[Any]) -> list[Any]:
 
 
 def check_gradients(class_name: str, grads: Sequence[Any],
-                    variables: Sequence[Any]) -> Any:
+                    variables: Sequence[Any], complex_values: bool = False
+                    ) -> Any:
   """Refuses gradients that cannot belong to `variables`, before anything
   is assigned (so a failed step changes nothing).
 
@@ -40,7 +41,8 @@ def check_gradients(class_name: str, grads: Sequence[Any],
   None gradients pass (Keras skips those variables with a warning). A
   variable with two gradients is refused: native would step it twice.
   Gradients of another floating dtype pass too: Keras casts them to the
-  variable's dtype. Out-of-range `tf.IndexedSlices` indices raise
+  variable's dtype. Complex ones pass where the transform takes them
+  (`complex_values`, see `jaxopt_port.UpdateStep`). Out-of-range `tf.IndexedSlices` indices raise
   ValueError when eager; in a graph an assertion raises InvalidArgumentError
   when the step runs, before any of the step's ops (XLA-compiled graphs
   drop assertions: there TensorFlow ignores such rows).
@@ -67,8 +69,8 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     label = f"Gradient of variable {variable_name(variable)!r}"
     sliced = tf is not None and isinstance(grad, tf.IndexedSlices)
     values = grad.values if sliced else grad
-    dtype_name, floating = _dtype_of(values)
-    if not floating:
+    dtype_name, floating, complex_ = _dtype_of(values)
+    if not (floating or complex_values and complex_):
       raise TypeError(f"{label} has dtype {dtype_name}; gradients must be "
                       "real floating point.")
     shape = tuple(variable.shape)
@@ -86,16 +88,17 @@ def check_gradients(class_name: str, grads: Sequence[Any],
           else contextlib.nullcontext())
 
 
-def _dtype_of(values: Any) -> tuple[str, bool]:
+def _dtype_of(values: Any) -> tuple[str, bool, bool]:
   """The name of a gradient's dtype (TensorFlow's, JAX's or numpy's), and
-  whether it is real floating point."""
+  whether it is real floating point, and complex."""
   dtype = getattr(values, "dtype", None)
   if dtype is None:
     dtype = np.asarray(values).dtype
   if hasattr(dtype, "is_floating"):  # A tf.DType.
-    return dtype.name, dtype.is_floating
+    return dtype.name, dtype.is_floating, dtype.is_complex
   dtype = np.dtype(dtype)
-  return dtype.name, bool(jnp.issubdtype(dtype, jnp.floating))
+  return (dtype.name, bool(jnp.issubdtype(dtype, jnp.floating)),
+          bool(jnp.issubdtype(dtype, jnp.complexfloating)))
 
 
 def check_built_for(class_name: str, built: Sequence[Any],

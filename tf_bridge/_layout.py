@@ -234,7 +234,8 @@ def precision(float64: bool) -> Any:
 
 
 def _has_float64(specs: dict[str, jax.ShapeDtypeStruct]) -> bool:
-  return any(spec.dtype == np.float64 for spec in specs.values())
+  return any(spec.dtype in (np.float64, np.complex128)
+             for spec in specs.values())
 
 
 def _positional_path(path: tuple[Any, ...], positions: dict[str, int]

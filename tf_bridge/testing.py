@@ -240,8 +240,8 @@ def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
   for step, (got_values, want_values) in enumerate(zip(actual, expected), 1):
     for index, (got, want) in enumerate(zip(got_values, want_values)):
       got, want = np.asarray(got), np.asarray(want)
-      difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
-      allowed = atol + rtol * np.abs(want.astype(np.float64))
+      difference = np.abs(_widened(got) - _widened(want))
+      allowed = atol + rtol * np.abs(_widened(want))
       if not np.all(difference <= allowed):  # NaN fails too.
         excess = np.nan_to_num(difference - allowed, nan=np.inf)
         worst = np.unravel_index(np.argmax(excess), excess.shape)
@@ -254,6 +254,14 @@ def compare_trajectories(actual: Sequence[Sequence[np.ndarray]],
             f"{np.max(relative):.3g} (rtol={rtol:g}, atol={atol:g}); at "
             f"index {tuple(int(i) for i in worst)}: {actual_name} "
             f"{got[worst]!r}, {expected_name} {want[worst]!r}.")
+
+
+def _widened(values: Any) -> np.ndarray:
+  """Values in float64, or complex128 if complex (differences and
+  tolerances then go by the modulus, as `np.testing.assert_allclose`'s)."""
+  values = np.asarray(values)
+  return values.astype(np.complex128 if np.iscomplexobj(values)
+                       else np.float64)
 
 
 # A comparison must be able to fail: the reference moves at least this many
@@ -274,8 +282,8 @@ def movement(expected: Sequence[Sequence[np.ndarray]],
   largest = 0.0
   for values in expected:
     for start, value in zip(initial, values):
-      value = np.asarray(value, np.float64)
-      moved = np.abs(value - np.asarray(start, np.float64))
+      value = _widened(value)
+      moved = np.abs(value - _widened(start))
       if moved.size:
         largest = max(largest, float(np.nanmax(
             moved / (atol + rtol * np.abs(value)))))

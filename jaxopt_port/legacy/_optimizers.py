@@ -15,7 +15,8 @@ from jaxopt_port._base import (REQUIRED, UpdateStep, one_minus_in_dtype,
 from jaxopt_port._checks import nonzero_epsilon
 
 
-@with_legacy_base_arguments(learning_rate=0.01, sparse_rows="rows")
+@with_legacy_base_arguments(learning_rate=0.01, sparse_rows="rows",
+                            complex_values=True)
 def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   """SGD, as `tf_keras.optimizers.legacy.SGD` (the formula of `jaxopt_port.sgd`).
 
@@ -48,7 +49,8 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999,
                                 complement=one_minus_in_dtype)
 
 
-@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows",
+                            complex_values=True)
 def adagrad(initial_accumulator_value: float = 0.1,
             epsilon: float | None = 1e-7) -> UpdateStep:
   """Adagrad, as `tf_keras.optimizers.legacy.Adagrad`.
@@ -75,7 +77,8 @@ def adagrad(initial_accumulator_value: float = 0.1,
 
 
 @with_legacy_base_arguments(learning_rate=0.001,
-                            sparse_rows=_row_sparse.rows_with_momentum)
+                            sparse_rows=_row_sparse.rows_with_momentum,
+                            complex_values=True)
 def rmsprop(rho: float = 0.9, momentum: float = 0.0,
             epsilon: float | None = 1e-7, centered: bool = False
             ) -> UpdateStep:
@@ -130,7 +133,8 @@ class AdadeltaSlots(NamedTuple):
   accum_var: optax.Params
 
 
-@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows")
+@with_legacy_base_arguments(learning_rate=0.001, sparse_rows="rows",
+                            complex_values=True)
 def adadelta(rho: float = 0.95, epsilon: float | None = 1e-7) -> UpdateStep:
   """Adadelta, as `tf_keras.optimizers.legacy.Adadelta` (ResourceApplyAdadelta):
   the formula of `jaxopt_port.adadelta`, slots `accum_grad` and `accum_var`.

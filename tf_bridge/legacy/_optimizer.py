@@ -186,6 +186,15 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     raise AttributeError(
         f"{type(self).__name__!r} object has no attribute {name!r}")
 
+  def __dir__(self):
+    # OptimizerV2's lists its hyperparameters; native's plain attributes
+    # (Adam's `epsilon`, `amsgrad`) are arguments here, read through
+    # `__getattr__` by native's names.
+    native_names = {own: native for native, own in self._native_names.items()}
+    return sorted(set(super().__dir__()) | {
+        native_names.get(name, name)
+        for name in self.__dict__.get("_arguments", {})})
+
   def __setattr__(self, name, value):
     arguments = self.__dict__.get("_arguments")
     hyper = self._native_hyper(name)
@@ -225,9 +234,10 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     grads_and_vars = list(zip(
         _checks.tensor_slices([g for g, _ in grads_and_vars]),
         [v for _, v in grads_and_vars]))
-    with _checks.check_gradients(type(self).__name__,
-                                 [g for g, _ in grads_and_vars],
-                                 [v for _, v in grads_and_vars]):
+    with _checks.check_gradients(
+        type(self).__name__, [g for g, _ in grads_and_vars],
+        [v for _, v in grads_and_vars],
+        getattr(type(self).port, "complex_values", False)):
       return super().apply_gradients(grads_and_vars, *args, **kwargs)
 
   def _create_slots(self, var_list):
