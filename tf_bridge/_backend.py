@@ -3,6 +3,7 @@ one XLA call through jax2tf) and JAX (the step is the jitted transform)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 
 SUPPORTED = ("tensorflow", "jax")
@@ -14,7 +15,7 @@ def import_keras() -> None:
   ImportError names the backend and the supported ones."""
   backend = os.environ.get("KERAS_BACKEND", "tensorflow")
   try:
-    import keras  # pylint: disable=import-outside-toplevel,unused-import
+    importlib.import_module("keras")
   except ImportError as error:
     if backend in SUPPORTED:
       raise

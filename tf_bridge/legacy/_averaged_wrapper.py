@@ -14,8 +14,11 @@ from typing import Any
 import tensorflow as tf
 import tf_keras
 
+from tf_bridge.legacy._wrapper import InnerOptimizerSurface
 
-class AveragedOptimizerWrapper(tf_keras.optimizers.legacy.Optimizer,
+
+class AveragedOptimizerWrapper(InnerOptimizerSurface,
+                               tf_keras.optimizers.legacy.Optimizer,
                                metaclass=abc.ABCMeta):
   """An OptimizerV2 that applies an inner optimizer's step, then keeps an
   `average` slot per variable through the subclass's `average_op`, as
@@ -60,15 +63,8 @@ class AveragedOptimizerWrapper(tf_keras.optimizers.legacy.Optimizer,
     for var in var_list:
       self.add_slot(var, "average")
 
-  def _create_hypers(self):
-    self._optimizer._create_hypers()  # pylint: disable=protected-access
-
   def _prepare_local(self, var_device, var_dtype, apply_state):
     return self._optimizer._prepare_local(var_device, var_dtype, apply_state)  # pylint: disable=protected-access
-
-  def apply_gradients(self, grads_and_vars, name=None, **kwargs):
-    self._optimizer._iterations = self.iterations  # pylint: disable=protected-access
-    return super().apply_gradients(grads_and_vars, name, **kwargs)
 
   def _then_average(self, train_op, var, apply_state):
     key = (var.device, var.dtype.base_dtype)
@@ -123,23 +119,3 @@ class AveragedOptimizerWrapper(tf_keras.optimizers.legacy.Optimizer,
         config.pop("optimizer"), custom_objects=custom_objects,
         use_legacy_optimizer=True)
     return cls(optimizer, **config)
-
-  @property
-  def weights(self):
-    return self._weights + self._optimizer.weights
-
-  @property
-  def lr(self):
-    return self._optimizer._get_hyper("learning_rate")  # pylint: disable=protected-access
-
-  @lr.setter
-  def lr(self, value):
-    self._optimizer._set_hyper("learning_rate", value)  # pylint: disable=protected-access
-
-  @property
-  def learning_rate(self):
-    return self._optimizer._get_hyper("learning_rate")  # pylint: disable=protected-access
-
-  @learning_rate.setter
-  def learning_rate(self, value):
-    self._optimizer._set_hyper("learning_rate", value)  # pylint: disable=protected-access

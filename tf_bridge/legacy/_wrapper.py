@@ -12,7 +12,36 @@ import tensorflow as tf
 import tf_keras
 
 
-class LegacyWrapper:
+class InnerOptimizerSurface:
+  """What TF Addons' OptimizerV2 wrappers share with their inner optimizer
+  (`_optimizer`): its hyperparameters (created when the wrapper's are), the
+  wrapper's `iterations` (given to it at each `apply_gradients`), its
+  `weights` after the wrapper's own, and its learning rate as the
+  wrapper's `learning_rate` and `lr`."""
+
+  def _create_hypers(self):
+    self._optimizer._create_hypers()  # pylint: disable=protected-access
+
+  def apply_gradients(self, grads_and_vars, *args, **kwargs):
+    self._optimizer._iterations = self.iterations  # pylint: disable=protected-access
+    return super().apply_gradients(grads_and_vars, *args, **kwargs)
+
+  @property
+  def weights(self):
+    return self._weights + self._optimizer.weights
+
+  @property
+  def learning_rate(self):
+    return self._optimizer._get_hyper("learning_rate")  # pylint: disable=protected-access
+
+  @learning_rate.setter
+  def learning_rate(self, value):
+    self._optimizer._set_hyper("learning_rate", value)  # pylint: disable=protected-access
+
+  lr = learning_rate
+
+
+class LegacyWrapper(InnerOptimizerSurface):
   """The OptimizerV2 surface of a TF Addons wrapper (before
   `LegacyOptimizer` in the bases):
 
@@ -38,13 +67,6 @@ class LegacyWrapper:
     for name in ("learning_rate", "decay"):
       self._hyper.pop(name, None)
 
-  def _create_hypers(self):
-    self._optimizer._create_hypers()  # pylint: disable=protected-access
-
-  def apply_gradients(self, grads_and_vars, *args, **kwargs):
-    self._optimizer._iterations = self.iterations  # pylint: disable=protected-access
-    return super().apply_gradients(grads_and_vars, *args, **kwargs)
-
   def _state_owner(self, depth):
     own = int(self._skip_nonfinite)  # The skip wrapper's level.
     if depth <= own:
@@ -68,17 +90,3 @@ class LegacyWrapper:
     config = super().get_config()
     config["optimizer"] = tf_keras.optimizers.serialize(self._optimizer)
     return config
-
-  @property
-  def weights(self):
-    return self._weights + self._optimizer.weights
-
-  @property
-  def learning_rate(self):
-    return self._optimizer._get_hyper("learning_rate")  # pylint: disable=protected-access
-
-  @learning_rate.setter
-  def learning_rate(self, value):
-    self._optimizer._set_hyper("learning_rate", value)  # pylint: disable=protected-access
-
-  lr = learning_rate
