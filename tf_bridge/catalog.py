@@ -68,6 +68,19 @@ class Declaration:
   # name (`state_from_keras`): per-variable lists (Keras 3 Adafactor's
   # factored moments) and shared scalars; by default `_<slot>`.
   native_attributes: dict[str, str] = dataclasses.field(default_factory=dict)
+  # Arguments with which the optimizer keeps every slot it can (Adam's
+  # `amsgrad`, RMSprop's `centered`): `tf_bridge.checkpoints` tells which
+  # optimizers a file's slots point to by them, and TF1 Saver files number a
+  # variable's slots in the order the native class creates them all.
+  every_slot_arguments: dict[str, Any] = dataclasses.field(
+      default_factory=dict)
+  # The optimizers of other generations whose state means what this one's
+  # does, by name, with their slot names mapped to this one's
+  # (`tf_bridge.checkpoints.restore`: legacy Adam's `m` is Keras 3 Adam's
+  # `momentum`). TF1 Momentum is not Keras 3 SGD's: its accumulator leaves
+  # the learning rate out.
+  same_state: dict[str, dict[str, str]] = dataclasses.field(
+      default_factory=dict)
   # Arguments made afresh for each native instance (TF1 AdagradDA's
   # `global_step`, which `testing.native_trajectory` advances).
   native_arguments: Callable[[], dict[str, Any]] | None = None
@@ -177,17 +190,39 @@ def tf1(port, class_name, **options) -> Declaration:
 
 
 CATALOG: tuple[Declaration, ...] = (
-    keras(jaxopt_port.sgd, "SGD"),
-    keras(jaxopt_port.adam, "Adam", slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
-    keras(jaxopt_port.adamw, "AdamW", slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
-    keras(jaxopt_port.adagrad, "Adagrad"),
-    keras(jaxopt_port.rmsprop, "RMSprop", slot_groups=(
-        ("velocity",), ("momentum",), ("average_gradient",))),
-    keras(jaxopt_port.adamax, "Adamax"),
-    keras(jaxopt_port.nadam, "Nadam"),
-    keras(jaxopt_port.adadelta, "Adadelta"),
+    keras(jaxopt_port.sgd, "SGD", every_slot_arguments={"momentum": 0.9},
+          same_state={"legacy.sgd": {"momentum": "momentum"}}),
+    keras(jaxopt_port.adam, "Adam", every_slot_arguments={"amsgrad": True},
+          same_state={"legacy.adam": {"m": "momentum", "v": "velocity",
+                                      "vhat": "velocity_hat"},
+                      "tf1.adam": {"m": "momentum", "v": "velocity"}},
+          slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
+    keras(jaxopt_port.adamw, "AdamW", every_slot_arguments={"amsgrad": True},
+          slot_groups=(("momentum", "velocity"), ("velocity_hat",))),
+    keras(jaxopt_port.adagrad, "Adagrad", same_state={
+        "legacy.adagrad": {"accumulator": "accumulator"},
+        "tf1.adagrad": {"accumulator": "accumulator"}}),
+    keras(jaxopt_port.rmsprop, "RMSprop",
+          every_slot_arguments={"momentum": 0.5, "centered": True},
+          same_state={name: {"rms": "velocity", "mg": "average_gradient",
+                             "momentum": "momentum"}
+                      for name in ("legacy.rmsprop", "tf1.rmsprop")},
+          slot_groups=(
+              ("velocity",), ("momentum",), ("average_gradient",))),
+    keras(jaxopt_port.adamax, "Adamax", same_state={
+        "legacy.adamax": {"m": "momentum", "v": "norm"}}),
+    keras(jaxopt_port.nadam, "Nadam", same_state={
+        "legacy.nadam": {"m": "momentum", "v": "velocity",
+                         "momentum_cache": "u_product"}}),
+    keras(jaxopt_port.adadelta, "Adadelta", same_state={
+        "legacy.adadelta": {"accum_grad": "accumulated_grad",
+                            "accum_var": "accumulated_delta_var"},
+        "tf1.adadelta": {"accum": "accumulated_grad",
+                         "accum_update": "accumulated_delta_var"}}),
     keras(jaxopt_port.lion, "Lion"),
-    keras(jaxopt_port.ftrl, "Ftrl"),
+    keras(jaxopt_port.ftrl, "Ftrl", same_state={
+        "legacy.ftrl": {"accumulator": "accumulator", "linear": "linear"},
+        "tf1.ftrl": {"accum": "accumulator", "linear": "linear"}}),
     keras(jaxopt_port.lamb, "Lamb"),
     keras(jaxopt_port.adafactor, "Adafactor",
           native_attributes={"row_moments": "_r", "column_moments": "_c"}),
@@ -195,13 +230,15 @@ CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.schedule_free_adamw, "ScheduleFreeAdamW",
           native_backend="jax"),
     keras(jaxopt_port.vanilla_sgd, "VanillaSGD", has_native=False),
-    keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False),
+    keras(jaxopt_port.momentum_sgd, "MomentumSGD", has_native=False,
+          every_slot_arguments={"momentum": 0.9}),
     keras(jaxopt_port.centered_momentum_sgd, "CenteredMomentumSGD",
-          has_native=False),
-    keras_legacy(legacy.sgd, "SGD"),
-    keras_legacy(legacy.adam, "Adam"),
+          has_native=False, every_slot_arguments={"momentum": 0.9}),
+    keras_legacy(legacy.sgd, "SGD", every_slot_arguments={"momentum": 0.9}),
+    keras_legacy(legacy.adam, "Adam", every_slot_arguments={"amsgrad": True}),
     keras_legacy(legacy.adagrad, "Adagrad"),
-    keras_legacy(legacy.rmsprop, "RMSprop"),
+    keras_legacy(legacy.rmsprop, "RMSprop",
+                 every_slot_arguments={"momentum": 0.5, "centered": True}),
     keras_legacy(legacy.adamax, "Adamax"),
     keras_legacy(legacy.adadelta, "Adadelta"),
     # tf_keras keeps the schedule decay as its `decay` hyperparameter, and
@@ -212,9 +249,10 @@ CATALOG: tuple[Declaration, ...] = (
                  native_attributes={"momentum_cache": "_m_cache"}),
     keras_legacy(legacy.ftrl, "Ftrl", slots_by_variable=True),
     keras_legacy(legacy.vanilla_sgd, "VanillaSGD", has_native=False),
-    keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False),
+    keras_legacy(legacy.momentum_sgd, "MomentumSGD", has_native=False,
+                 every_slot_arguments={"momentum": 0.9}),
     keras_legacy(legacy.centered_momentum_sgd, "CenteredMomentumSGD",
-                 has_native=False),
+                 has_native=False, every_slot_arguments={"momentum": 0.9}),
     keras(jaxopt_port.adagrad_decay, "AdagradDecay", has_native=False,
           required={"learning_rate": 0.1}),
     keras_legacy(legacy.adagrad_decay, "AdagradDecay", has_native=False,
@@ -226,21 +264,28 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.adagrad_da, "AdagradDA",
         native_arguments=_global_step),
     tf1(jaxopt_port.tf1.adadelta, "Adadelta"),
-    tf1(jaxopt_port.tf1.rmsprop, "RMSProp"),
+    tf1(jaxopt_port.tf1.rmsprop, "RMSProp",
+        every_slot_arguments={"centered": True}),
     tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
     tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
     # TF Addons itself cannot run beside TF 2.21: its sparse paths are
     # declared on the ports (AdamW decays only the touched rows and moves
     # all of them: "touched").
-    addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01}),
-    addons(jaxopt_port.addons.sgdw, "SGDW", required={"weight_decay": 0.01}),
-    addons(jaxopt_port.addons.lazy_adam, "LazyAdam"),
-    addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam"),
-    addons(jaxopt_port.addons.adabelief, "AdaBelief"),
+    addons(jaxopt_port.addons.adamw, "AdamW", required={"weight_decay": 0.01},
+           every_slot_arguments={"amsgrad": True}),
+    addons(jaxopt_port.addons.sgdw, "SGDW", required={"weight_decay": 0.01},
+           every_slot_arguments={"momentum": 0.9}),
+    addons(jaxopt_port.addons.lazy_adam, "LazyAdam",
+           every_slot_arguments={"amsgrad": True}),
+    addons(jaxopt_port.addons.rectified_adam, "RectifiedAdam",
+           every_slot_arguments={"amsgrad": True}),
+    addons(jaxopt_port.addons.adabelief, "AdaBelief",
+           every_slot_arguments={"amsgrad": True}),
     addons(jaxopt_port.addons.yogi, "Yogi",
            native_names={"beta_1": "beta1", "beta_2": "beta2"}),
-    addons(jaxopt_port.addons.novograd, "NovoGrad"),
+    addons(jaxopt_port.addons.novograd, "NovoGrad",
+           every_slot_arguments={"amsgrad": True}),
     addons(jaxopt_port.addons.cocob, "COCOB"),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
            required={"learning_rate": 0.9}),

@@ -1,0 +1,643 @@
+"""Checkpoint files carry a run across: `tf_bridge.checkpoints.read` of a
+file a TF program wrote, continued by the port, equals the program's own
+continuation; `write` of the port's state into the program's file, restored
+by the program's own code, continues the port's trajectory.
+
+TF2 object-based files (`tf.train.Checkpoint`) of every optimizer with an
+OptimizerV2 or TF1 class: native tf_keras legacy and TF1 optimizers, the
+bridged classes where no native one exists (TF Addons, the classics, the
+Keras 3 algorithms legacy lacks); TF1 `Saver` files of every TF1 optimizer in
+a graph and session. K steps, a file, N steps more.
+"""
+
+import importlib
+import inspect
+import os
+import warnings
+
+import numpy as np
+import optax
+import pytest
+import tensorflow as tf
+# What `tf.compat.v1.layers` is with tf_keras (TF_USE_LEGACY_KERAS=1), which
+# this process does not set: Keras 3 has no TF1 layers.
+from tf_keras.src.legacy_tf_layers import core as legacy_tf_layers
+
+from tf_bridge import catalog, checkpoints, testing
+
+K, N = 3, 3
+PATHS = ("model/dense/kernel", "model/dense/bias", "late")
+SHAPES = ((2, 3), (3,), (4,))
+# Arguments that give each optimizer all its slots (and a count that decides).
+ARGUMENTS = {
+    "legacy.sgd": {"momentum": 0.9},
+    "legacy.adam": {"amsgrad": True, "beta_2": 0.5, "learning_rate": 0.1},
+    "legacy.rmsprop": {"momentum": 0.5, "centered": True},
+    "legacy.adadelta": {"learning_rate": 1.0},
+    "sgd": {"momentum": 0.9},
+    "adam": {"amsgrad": True, "learning_rate": 0.1},
+    "adamw": {"amsgrad": True, "learning_rate": 0.1},
+    "rmsprop": {"momentum": 0.5, "centered": True},
+    # beta_2 = 0.5: the momentum a file carries decides the update's sign.
+    "lion": {"beta_1": 0.99, "beta_2": 0.5},
+    "tf1.rmsprop": {"momentum": 0.5, "centered": True},
+    "tf1.adadelta": {"learning_rate": 1.0},
+}
+TF2_CASES = [d.name for generation in (catalog.LEGACY, catalog.TF1,
+                                       catalog.ADDONS)
+             for d in catalog.legacy_hosted(generation)
+             # TF1's stateless optimizers keep nothing in a TF2 checkpoint.
+             if d.name not in ("tf1.gradient_descent",
+                               "tf1.proximal_gradient_descent")]
+TF1_CASES = [d.name for d in catalog.CATALOG if d.generation == catalog.TF1]
+
+
+def arguments(name):
+  declaration = catalog.lookup(name)
+  return {**declaration.required, **ARGUMENTS.get(name, {})}
+
+
+def problem(seed):
+  return testing.seeded_problem(K + 2 * N, seed, 1.0, SHAPES)
+
+
+def writer_optimizer(declaration):
+  """The native class where there is one, else the bridged OptimizerV2
+  class (the checkpoint's writer)."""
+  if declaration.has_native and declaration.generation in (catalog.LEGACY,
+                                                           catalog.TF1):
+    return declaration.make_native(**ARGUMENTS.get(declaration.name, {}))
+  module = importlib.import_module(declaration.legacy_bridge_path)
+  return getattr(module, declaration.class_name)(**arguments(
+      declaration.name))
+
+
+class Tf2Program:
+  """A TF2 training program: a module's variables and a late one (no
+  gradient for the first K steps, so no slots in the first file), saved
+  with `tf.train.Checkpoint`."""
+
+  def __init__(self, declaration, initial):
+    self.optimizer = writer_optimizer(declaration)
+    self.variables = [tf.Variable(v, name=path.replace("/", "_"))
+                      for v, path in zip(initial, PATHS)]
+    model = tf.Module()
+    model.dense = tf.Module()
+    model.dense.kernel, model.dense.bias = self.variables[:2]
+    counter = getattr(self.optimizer, "_global_step", None)
+    extra = {} if counter is None else {"global_step": counter}
+    self.checkpoint = tf.train.Checkpoint(
+        model=model, late=self.variables[2], optimizer=self.optimizer,
+        **extra)
+
+  def steps(self, gradients, trained=len(PATHS)):
+    trajectory = []
+    for grads in gradients:
+      testing.apply_gradients(self.optimizer,
+                              [tf.constant(g) for g in grads[:trained]],
+                              self.variables[:trained])
+      trajectory.append([v.numpy() for v in self.variables])
+    return trajectory
+
+
+def port_steps(transform, params, state, gradients, paths=PATHS):
+  trajectory = []
+  for grads in gradients:
+    updates, state = transform.update(dict(zip(paths, grads)), state, params)
+    params = optax.apply_updates(params, updates)
+    trajectory.append([np.asarray(params[p]) for p in paths])
+  return trajectory, params, state
+
+
+@pytest.mark.parametrize("name", TF2_CASES)
+def test_tf2_checkpoint_continues_in_jax_and_back(name, tmp_path):
+  declaration = catalog.lookup(name)
+  transform = declaration.make_port(**arguments(name))
+  initial, gradients = problem(1)
+  program = Tf2Program(declaration, initial)
+  program.steps(gradients[:K], trained=2)
+  first = program.checkpoint.write(str(tmp_path / "first"))
+  native = program.steps(gradients[K:K + N])
+  last = program.checkpoint.write(str(tmp_path / "last"))
+  native_more = program.steps(gradients[K + N:])
+
+  read_params, read_state = checkpoints.read(first, transform)
+  assert sorted(read_params) == sorted(PATHS)
+  continued, params, state = port_steps(transform, read_params, read_state,
+                                        gradients[K:K + N])
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the file",
+                               initial=initial)
+  fresh, _, _ = port_steps(transform, read_params,
+                           transform.init(read_params), gradients[K:K + N])
+  # The control: the same continuation from fresh state parts from the
+  # program's, unless the state is never read (ConditionalGradient's slot
+  # is scratch space): then no reader could be told from another.
+  if not all(np.array_equal(a, b) for got, want in zip(fresh, continued)
+             for a, b in zip(got, want)):
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(fresh, native, rtol=1e-5, atol=1e-6)
+
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=last)
+  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial])
+  restored.checkpoint.read(str(tmp_path / "back")).expect_partial()
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="native from the port's file")
+  if not np.array_equal(fresh[-1][0], continued[-1][0]):
+    checkpoints.write(str(tmp_path / "reset"), params, transform.init(params),
+                      transform, like=last)
+    restored.checkpoint.read(str(tmp_path / "reset")).expect_partial()
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(restored.steps(gradients[K + N:]),
+                                   native_more, rtol=1e-5, atol=1e-6)
+
+
+TF1_PATHS = ("dense/kernel", "dense/bias", "late")
+
+
+class Tf1Program:
+  """A TF1 training program: a `tf.compat.v1.layers.dense` layer and a
+  variable of its own, a `global_step`, gradients fed to `apply_gradients`
+  in a session, saved with `Saver`."""
+
+  def __init__(self, declaration, initial, **optimizer_arguments):
+    self.graph = tf.Graph()
+    with self.graph.as_default():
+      inputs = tf.compat.v1.placeholder(tf.float32, [None, SHAPES[0][0]])
+      with warnings.catch_warnings():  # tf.layers.dense is deprecated.
+        warnings.simplefilter("ignore", UserWarning)
+        legacy_tf_layers.dense(inputs, SHAPES[0][1])
+      tf.compat.v1.get_variable("late", shape=SHAPES[2])
+      variables = {v.op.name: v
+                   for v in tf.compat.v1.trainable_variables()}
+      self.variables = [variables[path] for path in TF1_PATHS]
+      self.gradients = [tf.compat.v1.placeholder(tf.float32, shape)
+                        for shape in SHAPES]
+      global_step = tf.compat.v1.train.get_or_create_global_step()
+      step_argument = ({"global_step": global_step}
+                       if declaration.native_arguments else {})
+      optimizer = declaration.make_native(
+          **{**ARGUMENTS.get(declaration.name, {}), **step_argument,
+             **optimizer_arguments})
+      self.train = optimizer.apply_gradients(
+          zip(self.gradients, self.variables), global_step=global_step)
+      self.saver = tf.compat.v1.train.Saver()
+      self.session = tf.compat.v1.Session(graph=self.graph)
+      self.session.run(tf.compat.v1.global_variables_initializer())
+      for variable, value in zip(self.variables, initial):
+        variable.load(value, self.session)
+
+  def save(self, path):
+    with self.graph.as_default():
+      return self.saver.save(self.session, str(path))
+
+  def restore(self, path):
+    with self.graph.as_default():
+      self.saver.restore(self.session, str(path))
+
+  def steps(self, gradients):
+    trajectory = []
+    for grads in gradients:
+      self.session.run(self.train, dict(zip(self.gradients, grads)))
+      trajectory.append(self.session.run(self.variables))
+    return trajectory
+
+
+@pytest.mark.parametrize("name", TF1_CASES)
+def test_tf1_saver_file_continues_in_jax_and_back(name, tmp_path):
+  declaration = catalog.lookup(name)
+  transform = declaration.make_port(**arguments(name))
+  initial, gradients = problem(2)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  first = program.save(tmp_path / "first")
+  native = program.steps(gradients[K:K + N])
+  last = program.save(tmp_path / "last")
+  native_more = program.steps(gradients[K + N:])
+
+  read_params, read_state = checkpoints.read(first, transform)
+  assert sorted(read_params) == sorted(TF1_PATHS)
+  assert int(read_state.iterations) == K
+  continued, params, state = port_steps(transform, read_params, read_state,
+                                        gradients[K:K + N], TF1_PATHS)
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the file",
+                               initial=initial)
+  fresh, _, _ = port_steps(transform, read_params,
+                           transform.init(read_params), gradients[K:K + N],
+                           TF1_PATHS)
+  if not all(np.array_equal(a, b) for got, want in zip(fresh, continued)
+             for a, b in zip(got, want)):
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(fresh, native, rtol=1e-5, atol=1e-6)
+
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=last)
+  restored = Tf1Program(declaration, initial)
+  restored.restore(tmp_path / "back")
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="native from the port's file")
+  if not np.array_equal(fresh[-1][0], continued[-1][0]):
+    checkpoints.write(str(tmp_path / "reset"), params, transform.init(params),
+                      transform, like=last)
+    restored.restore(tmp_path / "reset")
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(restored.steps(gradients[K + N:]),
+                                   native_more, rtol=1e-5, atol=1e-6)
+
+
+def tf2_file(tmp_path, name, optimizer_arguments=None, steps=1):
+  """A TF2 checkpoint of `name`'s native legacy optimizer after `steps`."""
+  declaration = catalog.lookup(name)
+  initial, gradients = problem(3)
+  program = Tf2Program(declaration, initial)
+  if optimizer_arguments is not None:
+    program.optimizer = declaration.make_native(**optimizer_arguments)
+    program.checkpoint = tf.train.Checkpoint(
+        model=program.checkpoint.model, late=program.variables[2],
+        optimizer=program.optimizer)
+  program.steps(gradients[:steps])
+  return program.checkpoint.write(str(tmp_path / name))
+
+
+def test_momentum_slots_read_as_adam_are_refused_naming_both(tmp_path):
+  path = tf2_file(tmp_path, "legacy.sgd")
+  with pytest.raises(ValueError) as raised:
+    checkpoints.read(path, catalog.lookup("legacy.adam").make_port())
+  assert str(raised.value) == (
+      f"{path!r} does not hold this transform's slots: missing m, v; extra "
+      "momentum. Its slots (momentum) point to jaxopt_port.legacy.sgd, "
+      "jaxopt_port.tf1.momentum, jaxopt_port.addons.sgdw, "
+      "jaxopt_port.legacy.centered_momentum_sgd ....")
+
+
+def test_tf1_momentum_slots_read_as_adam_are_refused_naming_the_class(
+    tmp_path):
+  program = Tf1Program(catalog.lookup("tf1.momentum"), problem(3)[0])
+  path = program.save(tmp_path / "momentum")
+  with pytest.raises(ValueError) as raised:
+    checkpoints.read(path, catalog.lookup("tf1.adam").make_port())
+  assert str(raised.value) == (
+      f"{path!r} holds slots named 'Momentum' (e.g. 'dense/bias/Momentum'): "
+      "they point to tensorflow.compat.v1.train.MomentumOptimizer (read it "
+      "with jaxopt_port.tf1.momentum), and the transform's state has slots "
+      "m, v and shared beta1_power, beta2_power.")
+  with pytest.raises(ValueError, match="point to tensorflow.compat.v1.train"
+                     ".MomentumOptimizer"):
+    checkpoints.read(path, catalog.lookup("tf1.gradient_descent").make_port())
+
+
+def test_a_tf1_optimizer_with_its_own_name_is_read(tmp_path):
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(4)
+  program = Tf1Program(declaration, initial, name="Generator")
+  program.steps(gradients[:K])
+  path = program.save(tmp_path / "named")
+  assert "dense/kernel/Generator_1" in dict(tf.train.list_variables(path))
+  native = program.steps(gradients[K:K + N])
+  transform = declaration.make_port(**arguments("tf1.adam"))
+  continued, _, _ = port_steps(transform, *checkpoints.read(path, transform),
+                               gradients[K:K + N], TF1_PATHS)
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6)
+
+
+def test_what_is_no_checkpoint_is_refused(tmp_path):
+  with pytest.raises(FileNotFoundError, match=(
+      f"'{tmp_path}/nothing' is not a TensorFlow checkpoint: expected the "
+      "prefix of one")):
+    checkpoints.read(str(tmp_path / "nothing"), catalog.lookup(
+        "legacy.adam").make_port())
+  with pytest.raises(FileNotFoundError, match="is a directory without a "
+                     "`checkpoint` file"):
+    checkpoints.read(str(tmp_path), catalog.lookup("legacy.adam").make_port())
+
+
+def test_a_truncated_checkpoint_is_refused(tmp_path):
+  path = tf2_file(tmp_path, "legacy.adam")
+  data = path + ".data-00000-of-00001"
+  with open(data, "r+b") as file:
+    file.truncate(os.path.getsize(data) // 2)
+  with pytest.raises(ValueError, match="is not a readable TensorFlow "
+                     "checkpoint \\(truncated or damaged\\?\\)"):
+    checkpoints.read(path, catalog.lookup("legacy.adam").make_port())
+
+
+def test_write_leaves_nothing_on_failure_and_never_touches_like(tmp_path):
+  path = tf2_file(tmp_path, "legacy.adam")
+  transform = catalog.lookup("legacy.adam").make_port(
+      **arguments("legacy.adam"))
+  params, state = checkpoints.read(path, transform)
+  before = {name: open(name, "rb").read()
+            for name in (path + ".index", path + ".data-00000-of-00001")}
+  wrong = {**params, "late": np.zeros(5, np.float32)}
+  with pytest.raises(ValueError, match=(
+      r"params\['late'\] has shape \(5,\), and 'late/.ATTRIBUTES/"
+      r"VARIABLE_VALUE' of '.*' \(4,\)\.")):
+    checkpoints.write(str(tmp_path / "out"), wrong, state, transform,
+                      like=path)
+  with pytest.raises(ValueError, match=r"params do not have the variables of "
+                     r".*: missing \['late'\], extra none\."):
+    checkpoints.write(str(tmp_path / "out"),
+                      {k: v for k, v in params.items() if k != "late"},
+                      state, transform, like=path)
+  assert sorted(os.listdir(tmp_path)) == sorted(
+      os.path.basename(name) for name in before)
+  checkpoints.write(path, params, state, transform, like=path)
+  assert sorted(os.listdir(tmp_path)) == sorted(
+      os.path.basename(name) for name in before)
+
+
+def test_a_slot_like_lacks_is_written_only_if_fresh(tmp_path):
+  declaration = catalog.lookup("legacy.adam")
+  initial, gradients = problem(5)
+  program = Tf2Program(declaration, initial)
+  program.steps(gradients[:K], trained=2)
+  first = program.checkpoint.write(str(tmp_path / "first"))
+  transform = declaration.make_port(**arguments("legacy.adam"))
+  params, state = checkpoints.read(first, transform)
+  checkpoints.write(str(tmp_path / "same"), params, state, transform,
+                    like=first)
+  _, params, state = port_steps(transform, params, state, gradients[K:])
+  with pytest.raises(ValueError, match=(
+      f"'{first}' has no slot m of variable 'late' \\(its variable had no "
+      "gradient yet when it was saved\\)")):
+    checkpoints.write(str(tmp_path / "out"), params, state, transform,
+                      like=first)
+
+
+def test_a_tf_keras_model_checkpoint_reads_as_its_live_optimizer(tmp_path):
+  """Real layouts: tf_keras `fit` with `ModelCheckpoint` (TF format), and a
+  `CheckpointManager` directory; the file's state equals the live
+  optimizer's (`state_from_keras`), its variables the model's."""
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  model = tf_keras.Sequential([tf_keras.layers.Dense(3, input_shape=(2,)),
+                               tf_keras.layers.Dense(1)])
+  model.compile(tf_keras.optimizers.legacy.Adam(0.1, amsgrad=True), "mse")
+  data = np.random.default_rng(6).standard_normal((8, 2)).astype(np.float32)
+  saved = str(tmp_path / "fit" / "weights")
+  model.fit(data, data[:, :1], epochs=2, batch_size=4, verbose=0,
+            callbacks=[tf_keras.callbacks.ModelCheckpoint(
+                saved, save_weights_only=True)])
+  transform = catalog.lookup("legacy.adam").make_port(
+      learning_rate=0.1, amsgrad=True)
+  params, state = checkpoints.read(saved, transform)
+  names = [f"layer_with_weights-{i}/{attribute}" for i in range(2)
+           for attribute in ("kernel", "bias")]
+  assert list(params) == sorted(names)
+  live = tf_bridge.state_from_keras(model.optimizer, model.trainable_variables)
+  for index, name in enumerate(names):
+    np.testing.assert_array_equal(params[name],
+                                  model.trainable_variables[index].numpy())
+    for slot in ("m", "v", "vhat"):
+      np.testing.assert_array_equal(getattr(state.slots, slot)[name],
+                                    getattr(live.slots, slot)[index])
+  assert int(state.iterations) == int(live.iterations) == 4
+
+  manager = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+      str(tmp_path / "managed"), max_to_keep=2)
+  manager.save()
+  model.fit(data, data[:, :1], epochs=1, batch_size=4, verbose=0)
+  manager.save()
+  _, latest = checkpoints.read(str(tmp_path / "managed"), transform)
+  assert int(latest.iterations) == 6
+
+
+def test_the_command_inspects_and_converts_tf1_to_jax_and_back(tmp_path,
+                                                                capsys):
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(7)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  path = program.save(tmp_path / "tf1")
+  native = program.steps(gradients[K:])
+
+  assert command.main(["inspect", path]) == 0
+  stored = tf.train.load_checkpoint(path)
+  assert capsys.readouterr().out == (
+      f"checkpoint: {path}\n"
+      "dialect: TF1 name-based (Saver)\n"
+      "slots named 'Adam' point to tensorflow.compat.v1.train.AdamOptimizer "
+      "(read it with jaxopt_port.tf1.adam)\n"
+      "variables:\n"
+      "  dense/bias [3] float32: slots Adam, Adam_1\n"
+      "  dense/kernel [2, 3] float32: slots Adam, Adam_1\n"
+      "  late [4] float32: slots Adam, Adam_1\n"
+      "counters:\n"
+      f"  global_step = {K}\n"
+      "optimizer's own:\n"
+      f"  beta1_power = {stored.get_tensor('beta1_power').tolist()}\n"
+      f"  beta2_power = {stored.get_tensor('beta2_power').tolist()}\n")
+  orbax_path = str(tmp_path / "jax")
+  assert command.main(["convert", path, orbax_path, "--optimizer", "tf1.adam",
+                       "--arguments", '{"learning_rate": 0.01}',
+                       "--to", "orbax"]) == 0
+  transform = declaration.make_port()
+  params, state = checkpoints.read(orbax_path, transform)
+  continued, params, state = port_steps(transform, params, state,
+                                        gradients[K:K + N], TF1_PATHS)
+  testing.compare_trajectories(continued, native[:N], rtol=1e-5, atol=1e-6)
+
+  checkpoints.write_orbax(orbax_path + "-later", params, state)
+  tf1_path = str(tmp_path / "back" / "model.ckpt")
+  assert command.main(["convert", orbax_path + "-later", tf1_path,
+                       "--optimizer", "tf1.adam", "--to", "tf1"]) == 0
+  restored = Tf1Program(declaration, [np.zeros_like(v) for v in initial])
+  restored.restore(tf1_path)
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native[N:],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_the_command_names_what_it_cannot_do(tmp_path, capsys):
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  path = tf2_file(tmp_path, "legacy.adam")
+  with pytest.raises(SystemExit) as exited:
+    command.main(["convert", path, str(tmp_path / "out"), "--optimizer",
+                  "legacy.adam", "--arguments", '{"amsgrad": true}',
+                  "--to", "tf1"])
+  assert exited.value.code == 2
+  assert capsys.readouterr().err == (
+      "python -m tf_bridge.checkpoints: error: No TF1 optimizer keeps slots "
+      "m, v, vhat: a TF1 Saver file holds the slots of a tf.compat.v1.train "
+      "optimizer; read it with that optimizer's port "
+      "(jaxopt_port.tf1.<name>).\n")
+  assert not os.path.exists(tmp_path / "out.index")
+
+
+def keras3_model(name, initial=None):
+  import keras  # pylint: disable=import-outside-toplevel
+  model = keras.Sequential([keras.Input((2,)),
+                            keras.layers.Dense(3, name="dense"),
+                            keras.layers.Dense(1, name="dense_1")],
+                           name=name)
+  if initial is not None:
+    model.set_weights(initial)
+  return model
+
+
+def model_steps(model, apply, data, steps):
+  """Steps of a model on mean squared error, each on its own batch; the
+  weights after each."""
+  trajectory = []
+  for step in range(steps):
+    inputs = data[4 * step:4 * step + 4]
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_mean((model(inputs) - inputs[:, :1]) ** 2)
+    variables = model.trainable_variables
+    apply(tape.gradient(loss, variables), variables)
+    trajectory.append([np.array(v) for v in model.get_weights()])
+  return trajectory
+
+
+@pytest.mark.parametrize("bridged", [False, True], ids=["native", "bridged"])
+def test_a_tf_keras_checkpoint_restores_into_keras3(bridged, tmp_path):
+  """tf_keras `save_weights` (legacy Adam with AMSGrad, which Keras 3
+  refuses to restore) into a Keras 3 model with Keras 3's Adam, native or
+  bridged: it continues as tf_keras does (the two Adams compute the same)."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  data = np.random.default_rng(8).standard_normal((40, 2)).astype(np.float32)
+  legacy_model = tf_keras.Sequential([
+      tf_keras.layers.Dense(3, input_shape=(2,)), tf_keras.layers.Dense(1)])
+  legacy_optimizer = tf_keras.optimizers.legacy.Adam(0.1, amsgrad=True)
+  apply_legacy = lambda g, v: legacy_optimizer.apply_gradients(zip(g, v))
+  model_steps(legacy_model, apply_legacy, data, K)
+  legacy_model.optimizer = legacy_optimizer
+  saved = str(tmp_path / "weights")
+  legacy_model.save_weights(saved)
+  expected = model_steps(legacy_model, apply_legacy, data[4 * K:], N)
+
+  model = keras3_model("restored")
+  optimizer = (tf_bridge.Adam if bridged else keras.optimizers.Adam)(
+      0.1, amsgrad=True)
+  checkpoints.restore(saved, model, optimizer)
+  assert int(optimizer.iterations) == K
+  continued = model_steps(model, optimizer.apply, data[4 * K:], N)
+  testing.compare_trajectories(continued, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="Keras 3 after restore",
+                               expected_name="tf_keras")
+  with pytest.raises(ValueError, match="Adam keeps no velocity_hat for "
+                     "again/dense/kernel"):
+    checkpoints.restore(saved, keras3_model("again"),
+                        keras.optimizers.Adam(0.1))
+
+
+def test_a_tf1_saver_file_restores_into_keras3(tmp_path):
+  """A TF1 program's Adam (tf.compat.v1.layers) into Keras 3's Adam: the
+  names map by path without the model's name, `global_step` is the count,
+  and the run continues on TF1's trajectory."""
+  import keras  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(9)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  path = program.save(tmp_path / "tf1")
+  native = program.steps(gradients[K:K + N])
+
+  model = keras.Sequential([keras.Input((2,)),
+                            keras.layers.Dense(3, name="dense")],
+                           name="sequential")
+  optimizer = keras.optimizers.Adam(0.01)
+  checkpoints.restore(path, model, optimizer)
+  trajectory = []
+  for grads in gradients[K:K + N]:
+    optimizer.apply([tf.constant(g) for g in grads[:2]],
+                    model.trainable_variables)
+    trajectory.append([v.numpy() for v in model.trainable_variables])
+  testing.compare_trajectories(trajectory, [step[:2] for step in native],
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="Keras 3 after restore",
+                               expected_name="TF1")
+  with pytest.raises(ValueError, match=(
+      "holds no value for the model's renamed/dense_1/kernel, "
+      "renamed/dense_1/bias \\(its variables: dense/bias, dense/kernel, "
+      "late\\): pass an assignment_map.")):
+    checkpoints.restore(path, keras3_model("renamed"),
+                        keras.optimizers.Adam(0.01))
+  moved = keras.Sequential([keras.Input((2,)),
+                            keras.layers.Dense(3, name="head")], name="m")
+  checkpoints.restore(path, moved, keras.optimizers.Adam(0.01),
+                      assignment_map={"dense/": "m/head/"})
+  np.testing.assert_array_equal(moved.get_weights()[0],
+                                tf.train.load_checkpoint(path).get_tensor(
+                                    "dense/kernel"))
+
+
+# Pairs whose algorithms differ in their arithmetic though their state
+# means the same: Keras 3's Nadam parts from legacy Nadam from the first step
+# of a fresh run (6e-5 after one step, 3e-3 after six on unit gradients), so
+# only the restored state is compared there.
+COMPUTED_OTHERWISE = {("nadam", "legacy.nadam")}
+RESTORE_CASES = [(d.name, source) for d in catalog.CATALOG
+                 if d.generation == catalog.KERAS
+                 for source in d.same_state]
+
+
+@pytest.mark.parametrize("target,source", RESTORE_CASES)
+def test_every_generation_pair_restores_its_slots_and_continues(
+    target, source, tmp_path):
+  """Each pair of the catalog's `same_state`: the writer's TF2 (legacy) or
+  TF1 Saver file into Keras 3's class, made with the same arguments. The
+  Keras 3 optimizer's slots are the file's, mapped, and it continues on the
+  writer's trajectory."""
+  import keras  # pylint: disable=import-outside-toplevel
+  writer = catalog.lookup(source)
+  initial, gradients = problem(10)
+  if writer.generation == catalog.TF1:
+    program = Tf1Program(writer, initial)
+    program.steps(gradients[:K])
+    path = program.save(tmp_path / "file")
+    scope = "dense/"
+  else:
+    program = Tf2Program(writer, initial)
+    program.steps(gradients[:K])
+    path = program.checkpoint.write(str(tmp_path / "file"))
+    scope = "model/dense/"
+  native = program.steps(gradients[K:K + N])
+  model = keras.Sequential([keras.Input((2,)),
+                            keras.layers.Dense(3, name="dense")], name="m")
+  declaration = catalog.lookup(target)
+  # The writer's arguments (its defaults included), by Keras 3's names
+  # (TF1's `decay` is RMSprop's `rho`; legacy's is a learning-rate decay).
+  renamed = {"beta1": "beta_1", "beta2": "beta_2"}
+  if writer.generation == catalog.TF1:
+    renamed["decay"] = "rho"
+  taken = inspect.signature(declaration.native_class()).parameters
+  written = {**{p.name: p.default for p in inspect.signature(
+      writer.port).parameters.values() if p.default is not p.empty},
+             **arguments(source)}
+  optimizer = declaration.make_native(**{
+      renamed.get(k, k): v for k, v in written.items()
+      if renamed.get(k, k) in taken})
+  checkpoints.restore(path, model, optimizer,
+                      assignment_map={scope: "m/dense/"})
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  restored = tf_bridge.state_from_keras(optimizer, model.trainable_variables)
+  _, written = checkpoints.read(path, writer.make_port(**arguments(source)))
+  names = [scope + "kernel", scope + "bias"]
+  for slot, own in declaration.same_state[source].items():
+    kept = getattr(written.slots, slot)
+    for index, name in enumerate(names):
+      if isinstance(kept, dict):
+        np.testing.assert_array_equal(getattr(restored.slots, own)[index],
+                                      kept[name])
+      else:
+        np.testing.assert_array_equal(getattr(restored.slots, own), kept)
+  assert int(restored.iterations) == int(written.iterations) == K
+  trajectory = []
+  for grads in gradients[K:K + N]:
+    optimizer.apply([tf.constant(g) for g in grads[:2]],
+                    model.trainable_variables)
+    trajectory.append([v.numpy() for v in model.trainable_variables])
+  if (target, source) in COMPUTED_OTHERWISE:
+    return
+  testing.compare_trajectories(trajectory, [step[:2] for step in native],
+                               rtol=1e-5, atol=1e-6,
+                               actual_name=f"Keras 3 {target} after restore",
+                               expected_name=source)

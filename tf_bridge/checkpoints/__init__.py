@@ -1,0 +1,35 @@
+"""A TF-era run's checkpoint files, read into a port's state and written back.
+
+    params, state = tf_bridge.checkpoints.read(path, jaxopt_port.tf1.adam(1e-3))
+    ...  # continue with `transform.update`, on the run's trajectory
+    tf_bridge.checkpoints.write(new_path, params, state, transform, like=path)
+
+`transform` is the port of the optimizer that wrote the file, with its
+hyperparameters (`jaxopt_port.tf1.adam(...)` for `AdamOptimizer`,
+`jaxopt_port.legacy.adam(...)` for tf_keras's legacy Adam). Two dialects
+(see `_keys`): TF1 `Saver` files (`w`, `w/Adam`, `w/Adam_1`, `beta1_power`,
+`global_step`) and TF2 object-based ones (`tf.train.Checkpoint`,
+`CheckpointManager`, tf_keras `save_weights`/`ModelCheckpoint`: slots under
+`.OPTIMIZER_SLOT`). `params` holds every floating-point variable of the
+file outside the optimizer, by the file's key: TF1 the variable's name
+(`dense/kernel`), TF2 its object path (`model/layer_with_weights-0/kernel`).
+A variable the optimizer has no slots for yet (it never had a gradient) gets
+the transform's fresh ones, as the native optimizer would make them.
+
+A TF1 file carries the step count only as `global_step`: without it `read`
+starts the count at 0 and `write` drops it (AdagradDA's step is that count).
+One optimizer's state per file: a TF1 file of two optimizers (a GAN's) is
+read with one of them only if their slots differ in name.
+
+`restore(path, model, optimizer)` puts a tf_keras or TF1 checkpoint into a
+Keras 3 model and optimizer, which Keras 3 itself refuses to do.
+
+The JAX side keeps a run as an orbax directory (`write_orbax`, which `read`
+reads too), and `write_tf1` makes a TF1 Saver file of a TF1 optimizer's
+state from nothing (`python -m tf_bridge.checkpoints convert` does both).
+"""
+
+from tf_bridge.checkpoints._files import read, write, write_orbax, write_tf1
+from tf_bridge.checkpoints._restore import restore
+
+__all__ = ["read", "restore", "write", "write_orbax", "write_tf1"]

@@ -1,0 +1,120 @@
+"""The checkpoint command: what a file holds, and a file in another format.
+
+    python -m tf_bridge.checkpoints inspect PATH
+    python -m tf_bridge.checkpoints convert SRC DST --optimizer NAME
+        [--arguments JSON] --to {orbax,tf1}
+
+`inspect` lists a TF1 or TF2 checkpoint's variables, the slots the
+optimizer keeps for each, its counters and other variables, and the
+optimizers its slots point to. `convert` reads SRC (a TF1 or TF2 checkpoint,
+or an orbax directory this command wrote) with the port NAME (a parity-
+command name: `tf1.adam`, `legacy.rmsprop`) made with the JSON arguments,
+and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
+JAX run, or a TF1 Saver checkpoint (a TF1 optimizer's port only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from tf_bridge import catalog, checkpoints
+from tf_bridge.checkpoints import _bundle, _keys
+
+
+def listing(path: str) -> str:
+  """What `inspect` prints."""
+  tensors = _bundle.read_bundle(path)
+  lines = [f"checkpoint: {_bundle.checkpoint_prefix(path)}"]
+  if _keys.dialect_of(tensors) == _keys.TF2:
+    keys = _keys.tf2_keys(tensors, path)
+    slots = set(keys.slots)
+    lines += [f"dialect: TF2 object-based; optimizer at {keys.optimizer!r}",
+              f"its slots ({', '.join(sorted(slots)) or 'none'}) point to "
+              f"{_keys.tf2_suggestion(slots)}"]
+    per_variable = {variable: sorted(s for s, held in keys.slots.items()
+                                     if variable in held)
+                    for variable in keys.params}
+    counters = {"iterations": keys.counter} if keys.counter else {}
+    own = keys.scalars
+  else:
+    children = _keys.tf1_children(tensors)
+    known = _keys.tf1_default_names()
+    names = sorted(children)
+    lines += ["dialect: TF1 name-based (Saver)"]
+    lines += [f"slots named {name!r} point to "
+              f"{_keys.tf1_suggestion(name, known)}" for name in names]
+    slot_keys = {key for held in children.values() for key in held}
+    per_variable = {key: sorted(k.rpartition("/")[2] for held in
+                                children.values() for k, parent in
+                                held.items() if parent == key)
+                    for key in tensors if key not in slot_keys
+                    and np.issubdtype(tensors[key].dtype, np.inexact)}
+    shared = _keys.tf1_shared_names()
+    own = {k: k for k in per_variable if not per_variable[k]
+           and _keys.unnumbered(k) in shared}
+    per_variable = {k: v for k, v in per_variable.items() if k not in own}
+    counters = {"global_step": "global_step"} if "global_step" in tensors \
+        else {}
+  lines.append("variables:")
+  for variable, held in sorted(per_variable.items()):
+    value = tensors[_value_key(tensors, variable)]
+    lines.append(f"  {variable} {list(value.shape)} {value.dtype}: slots "
+                 f"{', '.join(held) or 'none yet'}")
+  for title, entries in (("counters", counters), ("optimizer's own", own)):
+    if entries:
+      lines.append(f"{title}:")
+      lines += [f"  {name} = {np.asarray(tensors[key]).tolist()}"
+                for name, key in sorted(entries.items())]
+  return "\n".join(lines)
+
+
+def _value_key(tensors, variable):
+  suffixed = variable + "/.ATTRIBUTES/VARIABLE_VALUE"
+  return suffixed if suffixed in tensors else variable
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(
+      prog="python -m tf_bridge.checkpoints",
+      description="Inspect a TF1 or TF2 checkpoint, or convert it for a JAX "
+      "run or a TF1 program.")
+  commands = parser.add_subparsers(dest="command", required=True)
+  inspect_command = commands.add_parser("inspect", help="list what a "
+                                        "checkpoint holds")
+  inspect_command.add_argument("path")
+  convert = commands.add_parser("convert", help="write a checkpoint in "
+                                "another format")
+  convert.add_argument("source")
+  convert.add_argument("destination")
+  convert.add_argument("--optimizer", required=True,
+                       help="the port of the optimizer that wrote SRC: "
+                       "tf1.adam, legacy.adam, ...")
+  convert.add_argument("--arguments", default="{}",
+                       help="its arguments as JSON, e.g. "
+                       "'{\"amsgrad\": true}'")
+  convert.add_argument("--to", required=True, choices=("orbax", "tf1"))
+  args = parser.parse_args(argv)
+  try:
+    if args.command == "inspect":
+      print(listing(args.path))
+      return 0
+    transform = catalog.lookup(args.optimizer).make_port(
+        **json.loads(args.arguments))
+    params, state = checkpoints.read(args.source, transform)
+    if args.to == "orbax":
+      checkpoints.write_orbax(args.destination, params, state)
+    else:
+      checkpoints.write_tf1(args.destination, params, state, transform)
+  except (KeyError, ValueError, FileNotFoundError, ImportError) as error:
+    parser.exit(2, f"{parser.prog}: error: {error}\n")
+  print(f"{args.source} -> {args.destination} ({args.to})")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,187 @@
+"""Reading and writing a run's files: the functions `tf_bridge.checkpoints`
+exports."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tf_bridge.checkpoints import _bundle, _keys, _orbax
+
+
+def read(path: str, transform: Any, *, model: Any = None
+         ) -> tuple[dict[str, np.ndarray], Any]:
+  """The trained variables and the port's state in a checkpoint.
+
+  Args:
+    path: A checkpoint's prefix (`.../ckpt-3`, `model.ckpt-1000`), or the
+      directory whose `checkpoint` file names the latest one.
+    transform: The `jaxopt_port` transform of the optimizer that wrote it.
+    model: Only for Keras 3 files, which this version does not read yet.
+
+  Returns:
+    `(params, state)`: the variables by the file's keys (numpy arrays), and
+    the tree `transform.init(params)` gives, filled with the file's slots
+    and counters, so that `transform.update` takes the step the writer
+    would have taken next.
+  """
+  if model is not None:
+    raise NotImplementedError(
+        "model= names the variables of Keras 3 files (.weights.h5, .keras), "
+        "which tf_bridge.checkpoints does not read yet; TF1 and TF2 "
+        "checkpoints name their variables themselves.")
+  if _orbax.is_orbax(path):
+    return _orbax.restore(path, transform)
+  tensors = _bundle.read_bundle(path)
+  keys = _file_keys(tensors, transform, path)
+  params = {name: tensors[key] for name, key in keys.params.items()}
+  state = transform.init(params)
+  _check_slots(keys, _keys.Expected.of(state), path)
+  flat, tree = jax.tree_util.tree_flatten_with_path(state)
+  leaves = []
+  for leaf_path, leaf in flat:
+    key = _key_of(leaf_path, keys)
+    leaves.append(leaf if key is None else jnp.asarray(_fitted(
+        tensors[key], leaf, f"{key!r} of {path!r}", "the state's leaf")))
+  return params, jax.tree.unflatten(tree, leaves)
+
+
+def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
+          *, like: str) -> None:
+  """Writes `params` and the port's `state` as a checkpoint at `path` (a
+  prefix) in the dialect and with the keys of the checkpoint `like`, which
+  the writer's program restores with its own code (`Saver.restore`,
+  `checkpoint.restore`, `load_weights`) and continues from.
+
+  Everything else of `like` (hyperparameter variables, the object graph,
+  other objects' variables) is copied. `like` is only read. The files are
+  written under a temporary name and renamed into place: a failure leaves
+  no partial checkpoint.
+  """
+  tensors = dict(_bundle.read_bundle(like))
+  keys = _file_keys(tensors, transform, like)
+  _check_slots(keys, _keys.Expected.of(state), like)
+  _bundle.write_bundle(path, _filled(tensors, keys, params, state, transform,
+                                     repr(like)))
+
+
+def write_orbax(path: str, params: Mapping[str, Any], state: Any) -> None:
+  """Saves `params` and `state` as an orbax checkpoint directory
+  `{"params": ..., "state": ...}` (what a JAX run restores with
+  `orbax.checkpoint.StandardCheckpointer`; `read` reads it too)."""
+  _orbax.save(path, params, state)
+
+
+def write_tf1(path: str, params: Mapping[str, Any], state: Any,
+              transform: Any) -> None:
+  """Writes `params` and the state of a TF1 optimizer's port as a TF1 Saver
+  checkpoint of its own: variables by their keys in `params`, slots named
+  as the TF1 class names them by default (`<variable>/Adam`,
+  `<variable>/Adam_1`), shared scalars by their names (`beta1_power`) and
+  the count as `global_step`."""
+  expected = _keys.Expected.of(state)
+  keys = _keys.tf1_fresh_keys(params, expected)
+  tensors = {key: np.asarray(params[name]) for name, key in keys.params.items()}
+  flat = jax.tree_util.tree_flatten_with_path(state)[0]
+  for leaf_path, leaf in flat:
+    tensors[_key_of(leaf_path, keys)] = np.asarray(leaf)
+  tensors[keys.counter] = np.asarray(state.iterations, np.int64)
+  _bundle.write_bundle(path, tensors)
+
+
+def _filled(tensors: dict[str, np.ndarray], keys: _keys.Keys,
+            params: Mapping[str, Any], state: Any, transform: Any,
+            where: str) -> dict[str, np.ndarray]:
+  """`tensors` with `params` and `state` in their keys."""
+  missing = sorted(set(keys.params) - set(params))
+  extra = sorted(set(params) - set(keys.params))
+  if missing or extra:
+    raise ValueError(
+        f"params do not have the variables of {where}: missing "
+        f"{missing or 'none'}, extra {extra or 'none'}.")
+  for name, key in keys.params.items():
+    tensors[key] = _fitted(params[name], tensors[key],
+                           f"params[{name!r}]", f"{key!r} of {where}")
+  fresh = jax.tree_util.tree_flatten_with_path(transform.init(
+      {name: np.asarray(value) for name, value in params.items()}))[0]
+  flat = jax.tree_util.tree_flatten_with_path(state)[0]
+  for (leaf_path, leaf), (_, initial) in zip(flat, fresh):
+    key = _key_of(leaf_path, keys)
+    if key is not None:
+      tensors[key] = _fitted(leaf, tensors[key],
+                             f"The state's {_name(leaf_path)}",
+                             f"{key!r} of {where}")
+    elif leaf_path[0].name == "slots" and not np.array_equal(leaf, initial):
+      raise ValueError(
+          f"{where} has no slot {_name(leaf_path)} (its variable had no "
+          "gradient yet when it was saved), and the state's differs from a "
+          "fresh one: write into a checkpoint saved after the optimizer "
+          "made that slot.")
+  return tensors
+
+
+def _file_keys(tensors: Mapping[str, np.ndarray], transform: Any,
+               path: str) -> _keys.Keys:
+  if _keys.dialect_of(tensors) == _keys.TF2:
+    return _keys.tf2_keys(tensors, path)
+  probe = transform.init({"v": jnp.zeros(1)})
+  return _keys.tf1_keys(tensors, _keys.Expected.of(probe), path)
+
+
+def _check_slots(keys: _keys.Keys, expected: _keys.Expected,
+                 path: str) -> None:
+  """Refuses a file whose slots are not the state's, naming the difference
+  and the optimizer the file's slots point to."""
+  if expected.other_fields:
+    raise ValueError(
+        f"The transform's state holds {', '.join(expected.other_fields)}, "
+        f"which a TF checkpoint such as {path!r} does not: read it with the "
+        "port of the optimizer that wrote it (jaxopt_port.legacy.<name>, "
+        "jaxopt_port.tf1.<name>, jaxopt_port.addons.<name>).")
+  found = set(keys.slots)
+  missing = [s for s in expected.slots if s not in found]
+  extra = sorted(found - set(expected.slots))
+  if missing or extra:
+    points_to = (_keys.tf2_suggestion(found) if keys.dialect == _keys.TF2
+                 else f"an optimizer named {keys.optimizer!r}")
+    raise ValueError(
+        f"{path!r} does not hold this transform's slots: missing "
+        f"{', '.join(missing) or 'none'}; extra {', '.join(extra) or 'none'}."
+        f" Its slots ({', '.join(sorted(found)) or 'none'}) point to "
+        f"{points_to}.")
+  absent = [s for s in expected.scalars if s not in keys.scalars]
+  if absent:
+    raise ValueError(
+        f"{path!r} does not hold the optimizer's {', '.join(absent)}, which "
+        "the transform's state keeps: was it written by another optimizer?")
+
+
+def _key_of(leaf_path: tuple[Any, ...], keys: _keys.Keys) -> str | None:
+  """The file's key of a state leaf; None where the file has none."""
+  field = leaf_path[0].name
+  if field == "iterations":
+    return keys.counter
+  slot = leaf_path[1].name
+  if len(leaf_path) == 2:
+    return keys.scalars[slot]
+  return keys.slots.get(slot, {}).get(leaf_path[2].key)
+
+
+def _name(leaf_path: tuple[Any, ...]) -> str:
+  if leaf_path[0].name == "iterations":
+    return "iterations"
+  if len(leaf_path) == 2:
+    return leaf_path[1].name
+  return f"{leaf_path[1].name} of variable {leaf_path[2].key!r}"
+
+
+def _fitted(value: Any, target: Any, what: str, where: str) -> np.ndarray:
+  """`value` in `target`'s dtype, refused unless it has `target`'s shape."""
+  value, target = np.asarray(value), np.asarray(target)
+  if value.shape != target.shape:
+    raise ValueError(
+        f"{what} has shape {value.shape}, and {where} {target.shape}.")
+  return value.astype(target.dtype)

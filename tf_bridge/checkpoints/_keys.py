@@ -1,0 +1,355 @@
+"""Where a TF checkpoint keeps each part of an optimizer's state.
+
+A `Keys` maps the port's state onto a file's keys: the trained variables,
+each per-variable slot (`slots.<slot>[<variable>]`), the optimizer's shared
+scalars (`slots.<name>`: TF1 Adam's `beta1_power`, legacy Nadam's
+`momentum_cache`) and the step count (`iterations`).
+
+- TF2 object-based files (`tf.train.Checkpoint`, `CheckpointManager`,
+  tf_keras `save_weights` and `ModelCheckpoint`) name a slot
+  `<variable>/.OPTIMIZER_SLOT/<optimizer>/<slot>` with the slot's own name
+  (OptimizerV2's `get_slot` names, TF1's `get_slot_names`), the optimizer's
+  variables `<optimizer>/<name>` (`iter`, `beta1_power`), every value
+  followed by `/.ATTRIBUTES/VARIABLE_VALUE`.
+- TF1 `Saver` files name a slot `<variable>/<Name>`, `<variable>/<Name>_1`,
+  ... in the order the optimizer creates its slots (`<Name>` the optimizer's
+  `name`, `Adam` by default), its shared scalars by their own names and the
+  step `global_step`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+from typing import Any, Mapping
+
+import jax
+import numpy as np
+
+from tf_bridge import catalog
+
+TF1 = "tf1"
+TF2 = "tf2"
+_VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
+_SLOT = "/.OPTIMIZER_SLOT/"
+_NUMBERED = re.compile(r"^(.*?)(?:_(\d+))?$")
+# The generations whose optimizers keep OptimizerV2's or TF1's named slots.
+_NAMED_SLOT_GENERATIONS = (catalog.LEGACY, catalog.TF1, catalog.ADDONS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Expected:
+  """What a transform's state holds: per-variable slots and shared scalars,
+  by name."""
+  slots: tuple[str, ...]
+  scalars: tuple[str, ...]
+  other_fields: tuple[str, ...]
+
+  @classmethod
+  def of(cls, state: Any) -> "Expected":
+    slots, scalars, other = [], [], []
+    for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
+      field = path[0].name
+      if field == "iterations":
+        continue
+      if field != "slots":
+        other.append(field)
+      elif len(path) == 2:
+        scalars.append(path[1].name)
+      elif path[1].name not in slots:
+        slots.append(path[1].name)
+    return cls(tuple(slots), tuple(scalars), tuple(dict.fromkeys(other)))
+
+
+@dataclasses.dataclass
+class Keys:
+  dialect: str
+  optimizer: str | None  # TF2: its object path; TF1: its `name`.
+  params: dict[str, str]  # variable -> key
+  slots: dict[str, dict[str, str]]  # slot -> variable -> key
+  # The optimizer's own variables: shared scalars, and TF2's hyperparameter
+  # variables (`learning_rate`, `beta_1`), which the transform does not
+  # keep in its state.
+  scalars: dict[str, str]
+  counter: str | None  # key of the step count
+
+
+def dialect_of(tensors: Mapping[str, Any]) -> str:
+  return TF2 if "_CHECKPOINTABLE_OBJECT_GRAPH" in tensors else TF1
+
+
+def _is_float(value: np.ndarray) -> bool:
+  return np.issubdtype(value.dtype, np.inexact)
+
+
+def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
+  """The keys of a TF2 object-based checkpoint, read from its key names
+  alone (one optimizer per file)."""
+  values = {key[:-len(_VALUE)]: key for key in tensors if key.endswith(_VALUE)}
+  by_optimizer: dict[str, dict[str, dict[str, str]]] = {}
+  for name, key in values.items():
+    if _SLOT in name:
+      variable, rest = name.split(_SLOT, 1)
+      owner, slot = rest.rsplit("/", 1) if "/" in rest else ("", rest)
+      by_optimizer.setdefault(owner, {}).setdefault(slot, {})[variable] = key
+  owners = set(by_optimizer) | {name.rsplit("/", 1)[0] for name in values
+                                if name.endswith("/iter")}
+  if len(owners) > 1:
+    raise ValueError(
+        f"{path!r} holds the state of {len(owners)} optimizers "
+        f"({', '.join(sorted(owners))}); read a checkpoint of one.")
+  if not owners:
+    raise ValueError(
+        f"{path!r} holds no optimizer state (no slot under "
+        "`.OPTIMIZER_SLOT` and no `iter`): it was saved without its "
+        "optimizer, or before the optimizer's first step.")
+  owner = owners.pop()
+  slots = by_optimizer.get(owner, {})
+  slot_keys = {key for per_variable in slots.values()
+               for key in per_variable.values()}
+  own = {name[len(owner) + 1:]: key for name, key in values.items()
+         if name.startswith(owner + "/") and key not in slot_keys}
+  params = {name: key for name, key in values.items()
+            if key not in slot_keys and not name.startswith(owner + "/")
+            and name != "save_counter" and _is_float(tensors[key])}
+  # A slot OptimizerV2 cannot keep as a slot (an integer one, AdagradDecay's
+  # `decay_count`) is the optimizer's weight `<variable name>_<slot>`.
+  # The bridge names them by the variable's name, made unique with `#<n>`
+  # in the order of the optimizer's variables, which the file does not keep.
+  names = _variable_names(tensors)
+  for variable, key in params.items():
+    prefix = _weight_prefix(names[key])
+    for name in [n for n in own if n.startswith(prefix)]:
+      slots.setdefault(name[len(prefix):], {})[variable] = own.pop(name)
+  shared = [n for n in own if "#" in n]
+  if shared:
+    raise ValueError(
+        f"{path!r} holds per-variable weights of variables that share a "
+        f"name ({', '.join(sorted(shared))}): which variable each belongs "
+        "to is not in the file. Give the variables distinct names.")
+  counter = own.pop("iter", None)
+  if counter is None and "global_step" in values:
+    counter = values["global_step"]  # A TF1 optimizer's step.
+  return Keys(TF2, owner, params, slots, own, counter)
+
+
+def _weight_prefix(full_name: str) -> str:
+  """How OptimizerV2 bridged classes begin the name of a variable's
+  non-slot weight (`dense_kernel_0_`)."""
+  return (full_name + ":0").replace(":", "_").replace("/", "_") + "_"
+
+
+def _variable_names(tensors: Mapping[str, Any]) -> dict[str, str]:
+  """The variables' own names (`dense/kernel:0`) by checkpoint key, from
+  the object graph."""
+  from tensorflow.core.protobuf import trackable_object_graph_pb2  # pylint: disable=import-outside-toplevel
+  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph.ParseFromString(np.asarray(tensors["_CHECKPOINTABLE_OBJECT_GRAPH"]
+                                   ).item())
+  return {attribute.checkpoint_key: attribute.full_name
+          for node in graph.nodes for attribute in node.attributes}
+
+
+def tf1_keys(tensors: Mapping[str, np.ndarray], expected: Expected,
+             path: str) -> Keys:
+  """The keys of a TF1 `Saver` checkpoint for a state with the `expected`
+  slots (their numbered names depend on the optimizer that wrote them)."""
+  children = tf1_children(tensors)
+  known = tf1_default_names()
+  order = _tf1_slot_order(expected) if expected.slots else ()
+  writer = _tf1_writer_name(children, known, order, expected, path)
+  slots: dict[str, dict[str, str]] = {}
+  for key, parent in children.get(writer, {}).items():
+    number = _NUMBERED.match(key.rpartition("/")[2]).group(2)
+    position = int(number) if number else 0
+    if position >= len(order):
+      raise ValueError(
+          f"{path!r}: {key!r} is slot {position + 1} of {parent!r}, and the "
+          f"transform's state has {len(order)} per variable "
+          f"({', '.join(order)}): its slots point to "
+          f"{tf1_suggestion(writer, known)}.")
+    slots.setdefault(order[position], {})[parent] = key
+  slot_keys = {k for per in slots.values() for k in per.values()}
+  scalars = {name: name for name in expected.scalars if name in tensors}
+  counter = "global_step" if "global_step" in tensors else None
+  taken = slot_keys | set(scalars.values()) | {counter}
+  params = {key: key for key, value in tensors.items()
+            if key not in taken and _is_float(value)}
+  return Keys(TF1, writer, params, slots, scalars, counter)
+
+
+def tf1_fresh_keys(params: Mapping[str, Any], expected: Expected) -> Keys:
+  """The keys of a TF1 Saver file of these variables, written by the TF1
+  class that keeps the `expected` slots, under its default name."""
+  order = _tf1_slot_order(expected)
+  name = next((name for name, d in tf1_default_names().items()
+               if order and _fits(d, order)), None)
+  slots = {slot: {variable: f"{variable}/{name}" + (f"_{i}" if i else "")
+                  for variable in params}
+           for i, slot in enumerate(order)}
+  return Keys(TF1, name, {v: v for v in params}, slots,
+              {s: s for s in expected.scalars}, "global_step")
+
+
+def tf1_children(tensors: Mapping[str, np.ndarray]
+                 ) -> dict[str, dict[str, str]]:
+  """Keys `<variable>/<Name>[_<n>]` of a TF1 file, by `<Name>`: slot key ->
+  its variable."""
+  children: dict[str, dict[str, str]] = {}
+  for key in tensors:
+    parent, _, child = key.rpartition("/")
+    if parent in tensors and _is_float(tensors[parent]):
+      base = _NUMBERED.match(child).group(1)
+      children.setdefault(base, {})[key] = parent
+  return children
+
+
+def tf1_shared_names() -> set[str]:
+  """The shared scalars TF1 classes keep (`beta1_power`)."""
+  return {name for d in _tf1_declarations()
+          for name in Expected.of(_probe_state(d.name)).scalars}
+
+
+def unnumbered(name: str) -> str:
+  """`beta1_power` of `beta1_power_1` (TF1 numbers repeated names)."""
+  return _NUMBERED.match(name).group(1)
+
+
+def tf1_default_names() -> dict[str, catalog.Declaration]:
+  """The TF1 classes by the `name` they give their slots by default."""
+  return {_tf1_default_name(d): d for d in _tf1_declarations()}
+
+
+def _tf1_writer_name(children: dict[str, dict[str, str]],
+                     known: dict[str, catalog.Declaration],
+                     order: tuple[str, ...], expected: Expected,
+                     path: str) -> str | None:
+  """The `name` of the TF1 optimizer whose slots the file holds: the
+  default name of the TF1 class the state's slots are (`Adam`), or one
+  name no TF1 class has (an optimizer made with `name="..."`)."""
+  own = [name for name, d in known.items() if order and _fits(d, order)]
+  others = [name for name in children if name in known and name not in own]
+  unknown = [name for name in children if name not in known]
+  if others:
+    found = others[0]
+    raise ValueError(
+        f"{path!r} holds slots named {found!r} (e.g. "
+        f"{sorted(children[found])[0]!r}): they point to "
+        f"{tf1_suggestion(found, known)}, and the transform's state has "
+        f"{_describe(expected)}.")
+  if not order:
+    return None
+  present = [name for name in own if name in children]
+  if present:
+    return present[0]
+  if len(unknown) == 1:
+    return unknown[0]
+  expected_name = own[0] if own else "<Name>"
+  raise ValueError(
+      f"{path!r} holds no slot of a TF1 optimizer with "
+      f"{_describe(expected)} (expected `<variable>/{expected_name}` and "
+      "numbered ones; found "
+      f"{', '.join(sorted(unknown)) or 'no slot at all'}).")
+
+
+def _describe(expected: Expected) -> str:
+  if not expected.slots and not expected.scalars:
+    return "no slots"
+  parts = [f"slots {', '.join(expected.slots)}"] if expected.slots else []
+  if expected.scalars:
+    parts.append(f"shared {', '.join(expected.scalars)}")
+  return " and ".join(parts)
+
+
+def tf1_suggestion(name: str | None, known: dict[str, catalog.Declaration]
+                    ) -> str:
+  declaration = known.get(name)
+  if declaration is None:
+    return f"an optimizer named {name!r}"
+  return f"{declaration.native_path} (read it with {declaration.port_path})"
+
+
+def _tf1_declarations() -> tuple[catalog.Declaration, ...]:
+  return tuple(d for d in catalog.CATALOG if d.generation == catalog.TF1)
+
+
+def _tf1_default_name(declaration: catalog.Declaration) -> str:
+  return inspect.signature(declaration.native_class()).parameters[
+      "name"].default
+
+
+def _tf1_slot_order_of(declaration: catalog.Declaration) -> tuple[str, ...]:
+  return _tf1_slot_order_named(declaration.name)
+
+
+@functools.cache
+def _tf1_slot_order_named(name: str) -> tuple[str, ...]:
+  """The slots the native TF1 class creates for a variable with
+  `every_slot_arguments`, in creation order (the order of their numbered
+  names)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup(name)
+  with tf.Graph().as_default():
+    variable = tf.compat.v1.get_variable(
+        "v", shape=[1], initializer=tf.compat.v1.zeros_initializer())
+    optimizer = declaration.make_native(**declaration.every_slot_arguments)
+    optimizer.apply_gradients([(tf.ones([1]), variable)])
+    numbered = {}
+    for slot in optimizer.get_slot_names():
+      child = optimizer.get_slot(variable, slot).op.name.rpartition("/")[2]
+      number = _NUMBERED.match(child).group(2)
+      numbered[int(number) if number else 0] = slot
+  return tuple(numbered[k] for k in sorted(numbered))
+
+
+def _tf1_slot_order(expected: Expected) -> tuple[str, ...]:
+  """The state's slots in the order TF1 numbers them: the creation order of
+  the TF1 class that has exactly those slots (among its optional ones)."""
+  for declaration in _tf1_declarations():
+    scalars = Expected.of(_probe_state(declaration.name)).scalars
+    if (_fits(declaration, expected.slots)
+        and set(scalars) == set(expected.scalars)):
+      return tuple(slot for slot in _tf1_slot_order_of(declaration)
+                   if slot in expected.slots)
+  raise ValueError(
+      f"No TF1 optimizer keeps {_describe(expected)}: a TF1 Saver file holds "
+      "the slots of a tf.compat.v1.train optimizer; read it with that "
+      "optimizer's port (jaxopt_port.tf1.<name>).")
+
+
+def _fits(declaration: catalog.Declaration, slots: tuple[str, ...]) -> bool:
+  """Whether the TF1 class keeps these slots (with some of its flags)."""
+  return (set(slots) <= set(_tf1_slot_order_of(declaration))
+          and _required_slots(declaration) <= set(slots))
+
+
+def _required_slots(declaration: catalog.Declaration) -> frozenset[str]:
+  """The slots of the declaration's state with its default arguments."""
+  return frozenset(Expected.of(_probe_state(declaration.name)).slots)
+
+
+def _every_slot(declaration: catalog.Declaration) -> frozenset[str]:
+  return frozenset(Expected.of(_probe_state(declaration.name, True)).slots)
+
+
+@functools.cache
+def _probe_state(name: str, every_slot: bool = False) -> Any:
+  declaration = catalog.lookup(name)
+  arguments = declaration.every_slot_arguments if every_slot else {}
+  return declaration.make_port(**arguments).init(
+      {"v": np.zeros(1, np.float32)})
+
+
+def tf2_suggestion(file_slots: set[str]) -> str:
+  """The optimizers (ports) that keep exactly these slots with some of
+  their flags, those with a native class first."""
+  fits = sorted(
+      (not d.has_native, d.port_path) for d in catalog.CATALOG
+      if d.generation in _NAMED_SLOT_GENERATIONS
+      and _required_slots(d) <= file_slots <= _every_slot(d))
+  if not fits:
+    return "no optimizer of the catalog"
+  names = [name for _, name in fits]
+  return ", ".join(names[:4]) + (" ..." if len(names) > 4 else "")
