@@ -15,6 +15,7 @@ import inspect
 import os
 import warnings
 
+import jax
 import numpy as np
 import optax
 import pytest
@@ -34,6 +35,7 @@ ARGUMENTS = {
     "legacy.adam": {"amsgrad": True, "beta_2": 0.5, "learning_rate": 0.1},
     "legacy.rmsprop": {"momentum": 0.5, "centered": True},
     "legacy.adadelta": {"learning_rate": 1.0},
+    "adadelta": {"learning_rate": 1.0},
     "sgd": {"momentum": 0.9},
     "adam": {"amsgrad": True, "learning_rate": 0.1},
     "adamw": {"amsgrad": True, "learning_rate": 0.1},
@@ -641,3 +643,86 @@ def test_every_generation_pair_restores_its_slots_and_continues(
                                rtol=1e-5, atol=1e-6,
                                actual_name=f"Keras 3 {target} after restore",
                                expected_name=source)
+
+
+KERAS3_CASES = [d.name for d in catalog.CATALOG
+                if d.generation == catalog.KERAS and d.has_native
+                and d.native_backend == "tensorflow"]
+
+
+@pytest.mark.parametrize("name", KERAS3_CASES)
+def test_a_keras3_file_continues_in_jax(name, tmp_path):
+  """A Keras 3 model's `.weights.h5` (and `.keras`) with every Keras 3
+  optimizer, every slot: read with the model, the port continues as the
+  model's optimizer does."""
+  import keras  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup(name)
+  every = declaration.every_slot_arguments
+  data = np.random.default_rng(11).standard_normal((40, 2)).astype(
+      np.float32)
+  model = keras3_model(f"writer_{name}")
+  optimizer = declaration.make_native(**{**every, **ARGUMENTS.get(name, {})})
+  model.compile(optimizer=optimizer)
+  model_steps(model, optimizer.apply, data, K)
+  saved = str(tmp_path / "run.weights.h5")
+  model.save_weights(saved)
+  expected = model_steps(model, optimizer.apply, data[4 * K:], N)
+
+  reader = keras3_model(f"reader_{name}")
+  transform = declaration.make_port(**{**every, **ARGUMENTS.get(name, {})})
+  params, state = checkpoints.read(saved, transform, model=reader)
+  assert list(params) == [v.path for v in reader.trainable_variables]
+  variables = reader.trainable_variables
+  continued = []
+  for step in range(N):
+    inputs = data[4 * (K + step):4 * (K + step) + 4]
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_mean((reader(inputs) - inputs[:, :1]) ** 2)
+    grads = tape.gradient(loss, variables)
+    updates, state = transform.update(
+        {v.path: g.numpy() for v, g in zip(variables, grads)}, state, params)
+    params = optax.apply_updates(params, updates)
+    for variable in variables:
+      variable.assign(params[variable.path])
+    continued.append([np.asarray(params[v.path]) for v in variables])
+  testing.compare_trajectories(continued, [[s[i] for i in range(4)]
+                                           for s in expected],
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="port from the Keras 3 file")
+  # Back: the port's state into the file, which the Keras 3 program loads
+  # and continues from; a fresh state written so parts from it.
+  later = model_steps(model, optimizer.apply, data[4 * (K + N):], N)
+  written = str(tmp_path / "back.weights.h5")
+  checkpoints.write(written, params, state, transform, like=saved,
+                    model=reader)
+  loaded = keras3_model(f"loaded_{name}")
+  loaded_optimizer = declaration.make_native(
+      **{**every, **ARGUMENTS.get(name, {})})
+  loaded.compile(optimizer=loaded_optimizer)
+  loaded_optimizer.build(loaded.trainable_variables)
+  loaded.load_weights(written)
+  testing.compare_trajectories(
+      model_steps(loaded, loaded_optimizer.apply, data[4 * (K + N):], N),
+      later, rtol=1e-5, atol=1e-6, actual_name="Keras 3 from the port's file")
+  if not jax.tree.all(jax.tree.map(np.array_equal, state,
+                                   transform.init(params))):
+    checkpoints.write(written, params, transform.init(params), transform,
+                      like=saved, model=reader)
+    loaded.load_weights(written)
+    with pytest.raises(AssertionError, match="part at step"):
+      testing.compare_trajectories(
+          model_steps(loaded, loaded_optimizer.apply, data[4 * (K + N):], N),
+          later, rtol=1e-5, atol=1e-6)
+  if name == "adam":
+    model.save(str(tmp_path / "run.keras"))
+    again = keras3_model("again")
+    _, from_keras = checkpoints.read(str(tmp_path / "run.keras"), transform,
+                                     model=again)
+    assert int(from_keras.iterations) == K + 2 * N
+    with pytest.raises(ValueError, match="is a Keras 3 file, which keeps its "
+                       "variables by position: pass the model"):
+      checkpoints.read(saved, transform)
+    with pytest.raises(ValueError, match="holds 14 optimizer variables, and "
+                       "keras.optimizers.Adam keeps 10"):
+      checkpoints.read(saved, declaration.make_port(), model=again)
+    del keras

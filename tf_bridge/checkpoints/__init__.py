@@ -6,11 +6,12 @@
 
 `transform` is the port of the optimizer that wrote the file, with its
 hyperparameters (`jaxopt_port.tf1.adam(...)` for `AdamOptimizer`,
-`jaxopt_port.legacy.adam(...)` for tf_keras's legacy Adam). Two dialects
-(see `_keys`): TF1 `Saver` files (`w`, `w/Adam`, `w/Adam_1`, `beta1_power`,
-`global_step`) and TF2 object-based ones (`tf.train.Checkpoint`,
+`jaxopt_port.legacy.adam(...)` for tf_keras's legacy Adam). Three dialects
+(see `_keys` and `_keras3`): TF1 `Saver` files (`w`, `w/Adam`, `w/Adam_1`,
+`beta1_power`, `global_step`), TF2 object-based ones (`tf.train.Checkpoint`,
 `CheckpointManager`, tf_keras `save_weights`/`ModelCheckpoint`: slots under
-`.OPTIMIZER_SLOT`). `params` holds every floating-point variable of the
+`.OPTIMIZER_SLOT`) and Keras 3 files (`.weights.h5`, `.keras`: optimizer
+variables by position, read and written with the model, `model=`). `params` holds every floating-point variable of the
 file outside the optimizer, by the file's key: TF1 the variable's name
 (`dense/kernel`), TF2 its object path (`model/layer_with_weights-0/kernel`).
 A variable the optimizer has no slots for yet (it never had a gradient) gets

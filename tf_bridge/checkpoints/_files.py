@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tf_bridge.checkpoints import _bundle, _keys, _orbax
+from tf_bridge.checkpoints import _bundle, _keras3, _keys, _orbax
 
 
 def read(path: str, transform: Any, *, model: Any = None
@@ -17,10 +17,15 @@ def read(path: str, transform: Any, *, model: Any = None
   """The trained variables and the port's state in a checkpoint.
 
   Args:
-    path: A checkpoint's prefix (`.../ckpt-3`, `model.ckpt-1000`), or the
-      directory whose `checkpoint` file names the latest one.
+    path: A TF checkpoint's prefix (`.../ckpt-3`, `model.ckpt-1000`), or the
+      directory whose `checkpoint` file names the latest one; an orbax
+      directory `write_orbax` wrote; a Keras 3 `.weights.h5` or `.keras`
+      file.
     transform: The `jaxopt_port` transform of the optimizer that wrote it.
-    model: Only for Keras 3 files, which this version does not read yet.
+    model: For a Keras 3 file (`.weights.h5`, `.keras`), the model it was
+      saved from (or one built alike): the file's weights are loaded into
+      it, as `model.load_weights` does, and `params` are keyed by its
+      trainable variables' `path`.
 
   Returns:
     `(params, state)`: the variables by the file's keys (numpy arrays), and
@@ -28,11 +33,12 @@ def read(path: str, transform: Any, *, model: Any = None
     and counters, so that `transform.update` takes the step the writer
     would have taken next.
   """
+  if _keras3.is_keras3(path):
+    return _keras3.read(path, transform, model)
   if model is not None:
-    raise NotImplementedError(
-        "model= names the variables of Keras 3 files (.weights.h5, .keras), "
-        "which tf_bridge.checkpoints does not read yet; TF1 and TF2 "
-        "checkpoints name their variables themselves.")
+    raise ValueError(
+        "model= is for Keras 3 files (.weights.h5, .keras), which keep "
+        f"their variables by position; {path!r} names its variables itself.")
   if _orbax.is_orbax(path):
     return _orbax.restore(path, transform)
   tensors = _bundle.read_bundle(path)
@@ -50,7 +56,7 @@ def read(path: str, transform: Any, *, model: Any = None
 
 
 def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
-          *, like: str) -> None:
+          *, like: str, model: Any = None) -> None:
   """Writes `params` and the port's `state` as a checkpoint at `path` (a
   prefix) in the dialect and with the keys of the checkpoint `like`, which
   the writer's program restores with its own code (`Saver.restore`,
@@ -59,8 +65,13 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   Everything else of `like` (hyperparameter variables, the object graph,
   other objects' variables) is copied. `like` is only read. The files are
   written under a temporary name and renamed into place: a failure leaves
-  no partial checkpoint.
+  no partial checkpoint. A Keras 3 `like` (`.weights.h5`, `.keras`) takes
+  the `model` it was saved from: it is loaded from `like`, takes `params`,
+  and writes a `.weights.h5` file.
   """
+  if _keras3.is_keras3(like):
+    _keras3.write(path, params, state, transform, like, model)
+    return
   tensors = dict(_bundle.read_bundle(like))
   keys = _file_keys(tensors, transform, like)
   _check_slots(keys, _keys.Expected.of(state), like)

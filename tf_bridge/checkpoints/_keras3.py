@@ -1,0 +1,181 @@
+"""Keras 3 files (`.weights.h5`, `.keras`): the optimizer's variables by
+position (`optimizer/vars/<i>`, in `optimizer.variables` order), the model's
+by Keras's own traversal of the model; so reading one takes the model."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import os
+import tempfile
+import zipfile
+from typing import Any, Iterator, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tf_bridge import _state, catalog
+from tf_bridge.checkpoints import _keys
+
+
+def is_keras3(path: str) -> bool:
+  return path.endswith((".weights.h5", ".keras")) and os.path.isfile(path)
+
+
+def read(path: str, transform: Any, model: Any
+         ) -> tuple[dict[str, np.ndarray], Any]:
+  """Loads the file's weights into `model` (as `model.load_weights` does)
+  and reads its optimizer's variables into the port's state, the params
+  keyed by `variable.path`."""
+  if model is None:
+    raise ValueError(
+        f"{path!r} is a Keras 3 file, which keeps its variables by position:"
+        " pass the model it was saved from as model=.")
+  stored = _optimizer_values(path)
+  model.load_weights(path)
+  variables = list(model.trainable_variables)
+  optimizer = _native_like(transform, variables, len(stored), path)
+  _assign(optimizer, stored, path)
+  by_index = _state.state_from_keras(optimizer, variables)
+  params = {v.path: np.asarray(v.numpy()) for v in variables}
+  state = transform.init(params)
+  position = {v.path: i for i, v in enumerate(variables)}
+  flat = {_address(p, position): leaf for p, leaf
+          in jax.tree_util.tree_flatten_with_path(by_index)[0]}
+  leaves = [jnp.asarray(flat[_address(p, position)], jnp.asarray(leaf).dtype)
+            for p, leaf in jax.tree_util.tree_flatten_with_path(state)[0]]
+  return params, jax.tree.unflatten(jax.tree.structure(state), leaves)
+
+
+def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
+          like: str, model: Any) -> None:
+  """Writes `params` and `state` as a Keras 3 file laid out as `like` (a
+  `.weights.h5` file; a `.keras` one gives its weights): `model` is loaded
+  from `like`, takes `params`, and is saved with the optimizer's variables
+  holding `state`, under a temporary name renamed into place. `model` keeps
+  `params` afterwards."""
+  import h5py  # pylint: disable=import-outside-toplevel
+  if model is None:
+    raise ValueError(
+        f"{like!r} is a Keras 3 file, which keeps its variables by position:"
+        " pass the model it was saved from as model=.")
+  if not path.endswith(".weights.h5"):
+    raise ValueError(f"Keras 3 weights are written to a `.weights.h5` file, "
+                     f"not {path!r}.")
+  stored = _optimizer_values(like)
+  model.load_weights(like)
+  variables = list(model.trainable_variables)
+  paths = [v.path for v in variables]
+  if sorted(paths) != sorted(params):
+    raise ValueError(
+        f"params do not have the model's trainable variables: missing "
+        f"{sorted(set(paths) - set(params)) or 'none'}, extra "
+        f"{sorted(set(params) - set(paths)) or 'none'}.")
+  optimizer = _native_like(transform, variables, len(stored), like)
+  _assign(optimizer, stored, like)  # What the state leaves out: its rate.
+  for variable in variables:
+    variable.assign(np.asarray(params[variable.path]))
+  by_index = _state.port_for(optimizer).init(
+      [np.asarray(v.numpy()) for v in variables])
+  position = {p: i for i, p in enumerate(paths)}
+  flat = {_address(p, position): leaf for p, leaf
+          in jax.tree_util.tree_flatten_with_path(state)[0]}
+  leaves = [flat[_address(p, position)] for p, _
+            in jax.tree_util.tree_flatten_with_path(by_index)[0]]
+  _state.state_to_keras(jax.tree.unflatten(jax.tree.structure(by_index),
+                                           leaves), optimizer, variables)
+  directory = os.path.dirname(os.path.abspath(path))
+  handle, temporary = tempfile.mkstemp(suffix=".weights.h5", dir=directory)
+  os.close(handle)
+  try:
+    model.save_weights(temporary, overwrite=True)
+    with h5py.File(temporary, "a") as file:
+      if "optimizer" in file:
+        del file["optimizer"]
+      group = file.create_group("optimizer").create_group("vars")
+      for index, variable in enumerate(optimizer.variables):
+        group.create_dataset(str(index), data=np.asarray(variable.numpy()))
+    os.replace(temporary, path)
+  finally:
+    if os.path.exists(temporary):
+      os.remove(temporary)
+
+
+def _assign(optimizer: Any, stored: list[np.ndarray], path: str) -> None:
+  for variable, value in zip(optimizer.variables, stored):
+    if tuple(variable.shape) != value.shape:
+      raise ValueError(
+          f"{path!r}: optimizer variable {variable.path} has shape "
+          f"{tuple(variable.shape)} for this model, and the file "
+          f"{value.shape}: was it saved from another model?")
+    variable.assign(value)
+
+
+def _address(leaf_path: tuple[Any, ...], position: dict[str, int]
+             ) -> tuple[Any, ...]:
+  """A leaf's path with a variable's path replaced by its index."""
+  address = []
+  for entry in leaf_path:
+    if isinstance(entry, jax.tree_util.DictKey):
+      address.append(position[entry.key])
+    elif isinstance(entry, jax.tree_util.SequenceKey):
+      address.append(entry.idx)
+    else:
+      address.append(jax.tree_util.keystr((entry,)))
+  return tuple(address)
+
+
+def _optimizer_values(path: str) -> list[np.ndarray]:
+  import h5py  # pylint: disable=import-outside-toplevel
+  with _weights_h5(path) as source, h5py.File(source, "r") as file:
+    if "optimizer" not in file or "vars" not in file["optimizer"]:
+      raise ValueError(
+          f"{path!r} holds no optimizer variables: it was saved from a model "
+          "without a built optimizer.")
+    stored = file["optimizer"]["vars"]
+    return [np.asarray(stored[str(i)][()]) for i in range(len(stored))]
+
+
+@contextlib.contextmanager
+def _weights_h5(path: str) -> Iterator[Any]:
+  if path.endswith(".keras"):
+    with zipfile.ZipFile(path) as archive:
+      yield io.BytesIO(archive.read("model.weights.h5"))
+  else:
+    yield path
+
+
+def _native_like(transform: Any, variables: list[Any], count: int,
+                 path: str) -> Any:
+  """A native Keras 3 optimizer keeping the transform's slots, built for
+  `variables` with `count` variables."""
+  probe = {"v": jnp.zeros(1)}
+  wanted = transform.init(probe)
+  for declaration in catalog.CATALOG:
+    if (declaration.generation != catalog.KERAS or not declaration.has_native
+        or declaration.native_backend != "tensorflow"):
+      continue
+    flags = declaration.every_slot_arguments
+    for names in itertools.chain.from_iterable(
+        itertools.combinations(flags, n) for n in range(len(flags) + 1)):
+      arguments = {name: flags[name] for name in names}
+      port_state = declaration.make_port(**arguments).init(probe)
+      if (type(getattr(port_state, "slots", None))
+          is not type(getattr(wanted, "slots", None))
+          or _keys.Expected.of(port_state) != _keys.Expected.of(wanted)):
+        continue
+      optimizer = declaration.make_native(**arguments)
+      optimizer.build(variables)
+      if len(optimizer.variables) == count:
+        return optimizer
+      raise ValueError(
+          f"{path!r} holds {count} optimizer variables, and "
+          f"keras.optimizers.{declaration.class_name} keeps "
+          f"{len(optimizer.variables)} for this model's "
+          f"{len(variables)} trainable variables: was it saved from another "
+          "model or optimizer?")
+  raise ValueError(
+      "The transform is not the port of a native Keras 3 optimizer "
+      "(jaxopt_port.adam(...), ...), which Keras 3 files are written by.")
