@@ -726,3 +726,48 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
                        "keras.optimizers.Adam keeps 10"):
       checkpoints.read(saved, declaration.make_port(), model=again)
     del keras
+
+
+def test_the_command_carries_a_tf_keras_file_through_jax_and_back(tmp_path,
+                                                                   capsys):
+  """legacy file -> orbax -> the JAX run's later state -> `--to legacy
+  --like` the program's file: the program restores it and continues on the
+  JAX run's trajectory; `--to legacy` without `--like` and `--to keras3`
+  say why they cannot."""
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("legacy.adam")
+  initial, gradients = problem(12)
+  program = Tf2Program(declaration, initial)
+  program.steps(gradients[:K])
+  path = program.checkpoint.write(str(tmp_path / "run"))
+  assert command.main(["inspect", path]) == 0
+  listing = capsys.readouterr().out
+  assert ("dialect: TF2 object-based; optimizer at 'optimizer'\n"
+          "its slots (m, v, vhat) point to jaxopt_port.legacy.adam, "
+          "jaxopt_port.addons.adabelief, jaxopt_port.addons.adamw, "
+          "jaxopt_port.addons.lazy_adam ...\n") in listing
+  assert "  late [4] float32: slots m, v, vhat\n" in listing
+  assert f"counters:\n  iterations = {K}\n" in listing
+  flags = ["--optimizer", "legacy.adam", "--arguments",
+           '{"amsgrad": true, "beta_2": 0.5, "learning_rate": 0.1}']
+  assert command.main(["convert", path, str(tmp_path / "jax"), *flags,
+                       "--to", "orbax"]) == 0
+  transform = declaration.make_port(**arguments("legacy.adam"))
+  params, state = checkpoints.read(str(tmp_path / "jax"), transform)
+  _, params, state = port_steps(transform, params, state,
+                                gradients[K:K + N])
+  expected, _, _ = port_steps(transform, params, state, gradients[K + N:])
+  checkpoints.write_orbax(str(tmp_path / "jax-later"), params, state)
+  like = program.checkpoint.write(str(tmp_path / "like"))
+  assert command.main(["convert", str(tmp_path / "jax-later"),
+                       str(tmp_path / "back"), *flags, "--to", "legacy",
+                       "--like", like]) == 0
+  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial])
+  restored.checkpoint.read(str(tmp_path / "back")).expect_partial()
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), expected,
+                               rtol=1e-5, atol=1e-6)
+  capsys.readouterr()
+  for to, reason in (("legacy", "give --like"), ("keras3", "model=model")):
+    with pytest.raises(SystemExit):
+      command.main(["convert", path, str(tmp_path / to), *flags, "--to", to])
+    assert reason in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
     python -m tf_bridge.checkpoints inspect PATH
     python -m tf_bridge.checkpoints convert SRC DST --optimizer NAME
-        [--arguments JSON] --to {orbax,tf1}
+        [--arguments JSON] --to {orbax,tf1,legacy,keras3} [--like FILE]
 
 `inspect` lists a TF1 or TF2 checkpoint's variables, the slots the
 optimizer keeps for each, its counters and other variables, and the
@@ -10,7 +10,11 @@ optimizers its slots point to. `convert` reads SRC (a TF1 or TF2 checkpoint,
 or an orbax directory this command wrote) with the port NAME (a parity-
 command name: `tf1.adam`, `legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
-JAX run, or a TF1 Saver checkpoint (a TF1 optimizer's port only).
+JAX run, a TF1 Saver checkpoint (a TF1 optimizer's port; with `--like`, in
+that file's keys) or a TF2 object-based one in the keys of `--like` (the
+program's own checkpoint, whose object graph it restores by). Keras 3 files
+need the model, so they are written from Python (`checkpoints.write(...,
+model=)`).
 """
 
 from __future__ import annotations
@@ -97,7 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
   convert.add_argument("--arguments", default="{}",
                        help="its arguments as JSON, e.g. "
                        "'{\"amsgrad\": true}'")
-  convert.add_argument("--to", required=True, choices=("orbax", "tf1"))
+  convert.add_argument("--to", required=True,
+                       choices=("orbax", "tf1", "legacy", "keras3"))
+  convert.add_argument("--like", help="a checkpoint the destination's "
+                       "program wrote: its keys and everything but the "
+                       "state are kept (required with --to legacy)")
   args = parser.parse_args(argv)
   try:
     if args.command == "inspect":
@@ -108,6 +116,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     params, state = checkpoints.read(args.source, transform)
     if args.to == "orbax":
       checkpoints.write_orbax(args.destination, params, state)
+    elif args.to == "keras3":
+      raise ValueError(
+          "Keras 3 files keep their variables by position, in the order of "
+          "the model's own traversal: write one from Python with "
+          "tf_bridge.checkpoints.write(..., like=FILE, model=model).")
+    elif args.like:
+      checkpoints.write(args.destination, params, state, transform,
+                        like=args.like)
+    elif args.to == "legacy":
+      raise ValueError(
+          "A TF2 object-based checkpoint is restored through its program's "
+          "object graph: give --like, a checkpoint that program wrote.")
     else:
       checkpoints.write_tf1(args.destination, params, state, transform)
   except (KeyError, ValueError, FileNotFoundError, ImportError) as error:
