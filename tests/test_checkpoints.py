@@ -15,7 +15,6 @@ import inspect
 import os
 import warnings
 
-import jax
 import numpy as np
 import optax
 import pytest
@@ -646,8 +645,36 @@ def test_every_generation_pair_restores_its_slots_and_continues(
 
 
 KERAS3_CASES = [d.name for d in catalog.CATALOG
-                if d.generation == catalog.KERAS and d.has_native
-                and d.native_backend == "tensorflow"]
+                if d.generation == catalog.KERAS]
+
+
+def port_model_steps(model, transform, params, state, data):
+  """N port steps on `model`'s gradients (its variables take the params)."""
+  variables = model.trainable_variables
+  trajectory = []
+  for step in range(N):
+    for variable in variables:
+      variable.assign(params[variable.path])
+    inputs = data[4 * step:4 * step + 4]
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_mean((model(inputs) - inputs[:, :1]) ** 2)
+    grads = tape.gradient(loss, variables)
+    updates, state = transform.update(
+        {v.path: g.numpy() for v, g in zip(variables, grads)}, state, params)
+    params = optax.apply_updates(params, updates)
+    trajectory.append([np.asarray(params[v.path]) for v in variables])
+  return trajectory, params, state
+
+
+def keras3_writer(declaration, **kwargs):
+  """The native Keras 3 class, or the bridged one where Keras has none on
+  TensorFlow (the classics; ScheduleFreeAdamW's TensorFlow backend is the
+  defective one, DESIGN.md)."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  kwargs = {**declaration.required, **kwargs}
+  if declaration.has_native and declaration.native_backend == "tensorflow":
+    return declaration.make_native(**kwargs)
+  return getattr(tf_bridge, declaration.class_name)(**kwargs)
 
 
 @pytest.mark.parametrize("name", KERAS3_CASES)
@@ -661,7 +688,8 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
   data = np.random.default_rng(11).standard_normal((40, 2)).astype(
       np.float32)
   model = keras3_model(f"writer_{name}")
-  optimizer = declaration.make_native(**{**every, **ARGUMENTS.get(name, {})})
+  optimizer = keras3_writer(declaration, **{**every,
+                                            **ARGUMENTS.get(name, {})})
   model.compile(optimizer=optimizer)
   model_steps(model, optimizer.apply, data, K)
   saved = str(tmp_path / "run.weights.h5")
@@ -672,19 +700,10 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
   transform = declaration.make_port(**{**every, **ARGUMENTS.get(name, {})})
   params, state = checkpoints.read(saved, transform, model=reader)
   assert list(params) == [v.path for v in reader.trainable_variables]
-  variables = reader.trainable_variables
-  continued = []
-  for step in range(N):
-    inputs = data[4 * (K + step):4 * (K + step) + 4]
-    with tf.GradientTape() as tape:
-      loss = tf.reduce_mean((reader(inputs) - inputs[:, :1]) ** 2)
-    grads = tape.gradient(loss, variables)
-    updates, state = transform.update(
-        {v.path: g.numpy() for v, g in zip(variables, grads)}, state, params)
-    params = optax.apply_updates(params, updates)
-    for variable in variables:
-      variable.assign(params[variable.path])
-    continued.append([np.asarray(params[v.path]) for v in variables])
+  fresh, _, _ = port_model_steps(reader, transform, params,
+                                 transform.init(params), data[4 * K:])
+  continued, params, state = port_model_steps(reader, transform, params,
+                                              state, data[4 * K:])
   testing.compare_trajectories(continued, [[s[i] for i in range(4)]
                                            for s in expected],
                                rtol=1e-5, atol=1e-6,
@@ -696,16 +715,17 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
   checkpoints.write(written, params, state, transform, like=saved,
                     model=reader)
   loaded = keras3_model(f"loaded_{name}")
-  loaded_optimizer = declaration.make_native(
-      **{**every, **ARGUMENTS.get(name, {})})
+  loaded_optimizer = keras3_writer(declaration, **{
+      **every, **ARGUMENTS.get(name, {})})
   loaded.compile(optimizer=loaded_optimizer)
   loaded_optimizer.build(loaded.trainable_variables)
   loaded.load_weights(written)
   testing.compare_trajectories(
       model_steps(loaded, loaded_optimizer.apply, data[4 * (K + N):], N),
       later, rtol=1e-5, atol=1e-6, actual_name="Keras 3 from the port's file")
-  if not jax.tree.all(jax.tree.map(np.array_equal, state,
-                                   transform.init(params))):
+  # The control, unless the state is never read (VanillaSGD's count).
+  if not all(np.array_equal(a, b) for got, want in zip(fresh, continued)
+             for a, b in zip(got, want)):
     checkpoints.write(written, params, transform.init(params), transform,
                       like=saved, model=reader)
     loaded.load_weights(written)
@@ -723,7 +743,7 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
                        "variables by position: pass the model"):
       checkpoints.read(saved, transform)
     with pytest.raises(ValueError, match="holds 14 optimizer variables, and "
-                       "keras.optimizers.Adam keeps 10"):
+                       "keras's Adam keeps 10"):
       checkpoints.read(saved, declaration.make_port(), model=again)
     del keras
 

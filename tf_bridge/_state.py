@@ -33,7 +33,11 @@ def port_for(optimizer: Any) -> Any:
   """The `jaxopt_port` transform computing what the native `optimizer`
   computes, with its hyperparameters (a learning-rate schedule becomes
   its Keras config's value at step 0 only if it is a float)."""
-  declaration = _declaration(optimizer)
+  return port_of(optimizer, _declaration(optimizer))
+
+
+def port_of(optimizer: Any, declaration: catalog.Declaration) -> Any:
+  """`port_for` of an optimizer of `declaration`, native or bridged."""
   parameters = inspect.signature(declaration.port).parameters
   config = {k: v for k, v in optimizer.get_config().items()
             if k in parameters and k != "name"}
@@ -64,13 +68,14 @@ def _is_keras3(optimizer: Any) -> bool:
   return isinstance(optimizer, keras.optimizers.Optimizer)
 
 
-def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any
+def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any,
+                   declaration: catalog.Declaration
                    ) -> list[tuple[Any, Any]]:
   """(native variable or None, port leaf) for each leaf of the port's
   `state`, None where the native optimizer keeps nothing (Muon's unused
   velocity of a matrix)."""
   keras3 = _is_keras3(optimizer)
-  attributes = _declaration(optimizer).native_attributes
+  attributes = declaration.native_attributes
   if keras3:
     by_name = {v.name: v for v in optimizer.variables}
   pairs = []
@@ -121,10 +126,18 @@ def state_from_keras(optimizer: Any, variables: Sequence[Any]) -> Any:
     list of the variables' values, filled with the optimizer's state: run
     `port_for(optimizer)` (or the same `jaxopt_port` call) from there.
   """
+  return state_of(optimizer, variables, _declaration(optimizer))
+
+
+def state_of(optimizer: Any, variables: Sequence[Any],
+             declaration: catalog.Declaration) -> Any:
+  """`state_from_keras` of an optimizer of `declaration`, native or
+  bridged (whose variables are laid out and named as native's)."""
   params = [np.asarray(v.numpy()) for v in variables]
-  state = port_for(optimizer).init(params)
+  state = port_of(optimizer, declaration).init(params)
   leaves = []
-  for native, leaf in _native_leaves(optimizer, variables, state):
+  for native, leaf in _native_leaves(optimizer, variables, state,
+                                     declaration):
     if native is None:
       leaves.append(leaf)
       continue
@@ -143,19 +156,27 @@ def state_to_keras(state: Any, optimizer: Any, variables: Sequence[Any]
   """Assigns the port's `state` to a native optimizer's slots and counters,
   building it for `variables` first if needed (the reverse of
   `state_from_keras`)."""
+  assign_state(state, optimizer, variables, _declaration(optimizer))
+
+
+def assign_state(state: Any, optimizer: Any, variables: Sequence[Any],
+                 declaration: catalog.Declaration) -> None:
+  """`state_to_keras` for an optimizer of `declaration`, native or
+  bridged."""
   if _is_keras3(optimizer):
     if not optimizer.built:
       optimizer.build(variables)
   else:
     optimizer._create_all_weights(variables)  # pylint: disable=protected-access
-  expected = port_for(optimizer).init([np.asarray(v.numpy())
-                                       for v in variables])
+  expected = port_of(optimizer, declaration).init(
+      [np.asarray(v.numpy()) for v in variables])
   if jax.tree.structure(expected) != jax.tree.structure(state):
     raise ValueError(
         f"The state does not have the tree of {type(optimizer).__name__}'s "
         f"port: {jax.tree.structure(state)}, expected "
         f"{jax.tree.structure(expected)}.")
-  for native, leaf in _native_leaves(optimizer, variables, state):
+  for native, leaf in _native_leaves(optimizer, variables, state,
+                                     declaration):
     if native is None or np.size(leaf) != int(np.prod(native.shape)):
       continue
     native.assign(np.asarray(leaf).reshape(tuple(native.shape)).astype(

@@ -36,9 +36,10 @@ def read(path: str, transform: Any, model: Any
   stored = _optimizer_values(path)
   model.load_weights(path)
   variables = list(model.trainable_variables)
-  optimizer = _native_like(transform, variables, len(stored), path)
+  optimizer, declaration = _optimizer_like(transform, variables, len(stored),
+                                           path)
   _assign(optimizer, stored, path)
-  by_index = _state.state_from_keras(optimizer, variables)
+  by_index = _state.state_of(optimizer, variables, declaration)
   params = {v.path: np.asarray(v.numpy()) for v in variables}
   state = transform.init(params)
   position = {v.path: i for i, v in enumerate(variables)}
@@ -73,19 +74,21 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
         f"params do not have the model's trainable variables: missing "
         f"{sorted(set(paths) - set(params)) or 'none'}, extra "
         f"{sorted(set(params) - set(paths)) or 'none'}.")
-  optimizer = _native_like(transform, variables, len(stored), like)
+  optimizer, declaration = _optimizer_like(transform, variables, len(stored),
+                                           like)
   _assign(optimizer, stored, like)  # What the state leaves out: its rate.
   for variable in variables:
     variable.assign(np.asarray(params[variable.path]))
-  by_index = _state.port_for(optimizer).init(
+  by_index = _state.port_of(optimizer, declaration).init(
       [np.asarray(v.numpy()) for v in variables])
   position = {p: i for i, p in enumerate(paths)}
   flat = {_address(p, position): leaf for p, leaf
           in jax.tree_util.tree_flatten_with_path(state)[0]}
   leaves = [flat[_address(p, position)] for p, _
             in jax.tree_util.tree_flatten_with_path(by_index)[0]]
-  _state.state_to_keras(jax.tree.unflatten(jax.tree.structure(by_index),
-                                           leaves), optimizer, variables)
+  _state.assign_state(jax.tree.unflatten(jax.tree.structure(by_index),
+                                         leaves), optimizer, variables,
+                      declaration)
   directory = os.path.dirname(os.path.abspath(path))
   handle, temporary = tempfile.mkstemp(suffix=".weights.h5", dir=directory)
   os.close(handle)
@@ -147,35 +150,42 @@ def _weights_h5(path: str) -> Iterator[Any]:
     yield path
 
 
-def _native_like(transform: Any, variables: list[Any], count: int,
-                 path: str) -> Any:
-  """A native Keras 3 optimizer keeping the transform's slots, built for
-  `variables` with `count` variables."""
+def _optimizer_like(transform: Any, variables: list[Any], count: int,
+                    path: str) -> tuple[Any, catalog.Declaration]:
+  """A Keras 3 optimizer keeping the transform's slots, built for
+  `variables` with `count` variables: the native class, or the bridged one
+  where Keras has none on TensorFlow (the classics, ScheduleFreeAdamW),
+  whose variables are laid out as native's."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
   probe = {"v": jnp.zeros(1)}
   wanted = transform.init(probe)
   for declaration in catalog.CATALOG:
-    if (declaration.generation != catalog.KERAS or not declaration.has_native
-        or declaration.native_backend != "tensorflow"):
+    if declaration.generation != catalog.KERAS:
       continue
     flags = declaration.every_slot_arguments
     for names in itertools.chain.from_iterable(
         itertools.combinations(flags, n) for n in range(len(flags) + 1)):
-      arguments = {name: flags[name] for name in names}
+      arguments = {**declaration.required,
+                   **{name: flags[name] for name in names}}
       port_state = declaration.make_port(**arguments).init(probe)
       if (type(getattr(port_state, "slots", None))
           is not type(getattr(wanted, "slots", None))
           or _keys.Expected.of(port_state) != _keys.Expected.of(wanted)):
         continue
-      optimizer = declaration.make_native(**arguments)
+      if declaration.has_native and declaration.native_backend == "tensorflow":
+        optimizer = declaration.make_native(**arguments)
+      else:
+        optimizer = getattr(tf_bridge, declaration.class_name)(**arguments)
       optimizer.build(variables)
       if len(optimizer.variables) == count:
-        return optimizer
+        return optimizer, declaration
       raise ValueError(
           f"{path!r} holds {count} optimizer variables, and "
-          f"keras.optimizers.{declaration.class_name} keeps "
-          f"{len(optimizer.variables)} for this model's "
-          f"{len(variables)} trainable variables: was it saved from another "
-          "model or optimizer?")
+          f"{type(optimizer).__module__.split('.')[0]}'s "
+          f"{declaration.class_name} keeps {len(optimizer.variables)} for "
+          f"this model's {len(variables)} trainable variables: was it saved "
+          "from another model or optimizer?")
   raise ValueError(
-      "The transform is not the port of a native Keras 3 optimizer "
-      "(jaxopt_port.adam(...), ...), which Keras 3 files are written by.")
+      "The transform is not the port of a Keras 3 optimizer "
+      "(jaxopt_port.adam(...), jaxopt_port.momentum_sgd(...), ...), which "
+      "Keras 3 files are written by.")
