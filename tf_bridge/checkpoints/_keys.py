@@ -115,9 +115,9 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
             if key not in slot_keys and not name.startswith(owner + "/")
             and name != "save_counter" and _is_float(tensors[key])}
   # A slot OptimizerV2 cannot keep as a slot (an integer one, AdagradDecay's
-  # `decay_count`) is the optimizer's weight `<variable name>_<slot>`.
-  # The bridge names them by the variable's name, made unique with `#<n>`
-  # in the order of the optimizer's variables, which the file does not keep.
+  # `decay_count`; a per-variable scalar, NovoGrad's `v`) is the bridged
+  # optimizer's weight `<variable name>_<slot>`, the name made unique with
+  # `#<n>` in the order of the optimizer's variables, which no file keeps.
   names = _variable_names(tensors)
   for variable, key in params.items():
     prefix = _weight_prefix(names[key])
