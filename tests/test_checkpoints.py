@@ -791,3 +791,47 @@ def test_the_command_carries_a_tf_keras_file_through_jax_and_back(tmp_path,
     with pytest.raises(SystemExit):
       command.main(["convert", path, str(tmp_path / to), *flags, "--to", to])
     assert reason in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["adam", "rmsprop"])
+def test_a_keras3_optimizer_in_a_tf_checkpoint_continues_in_jax_and_back(
+    name, tmp_path):
+  """Keras 3 on TensorFlow saved with `tf.train.Checkpoint(optimizer=...)`
+  (a custom loop's `CheckpointManager`): the optimizer's variables by
+  position, the model's as the optimizer's `_trainable_variables`."""
+  declaration = catalog.lookup(name)
+  options = {**declaration.every_slot_arguments, **ARGUMENTS.get(name, {})}
+  data = np.random.default_rng(13).standard_normal((40, 2)).astype(
+      np.float32)
+  model = keras3_model(f"object_{name}")
+  optimizer = declaration.make_native(**options)
+  model_steps(model, optimizer.apply, data, K)
+  manager = tf.train.CheckpointManager(
+      tf.train.Checkpoint(optimizer=optimizer), str(tmp_path / "run"), 3)
+  saved = manager.save()
+  expected = model_steps(model, optimizer.apply, data[4 * K:], N)
+  later = model_steps(model, optimizer.apply, data[4 * (K + N):], N)
+
+  reader = keras3_model(f"object_reader_{name}")
+  transform = declaration.make_port(**options)
+  params, state = checkpoints.read(str(tmp_path / "run"), transform,
+                                   model=reader)
+  assert int(state.iterations) == K
+  continued, params, state = port_model_steps(reader, transform, params,
+                                              state, data[4 * K:])
+  testing.compare_trajectories(continued, [s[:4] for s in expected],
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="port from the TF checkpoint")
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=saved, model=reader)
+  loaded_model = keras3_model(f"object_loaded_{name}")
+  loaded = declaration.make_native(**options)
+  loaded.build(loaded_model.trainable_variables)
+  tf.train.Checkpoint(optimizer=loaded).read(
+      str(tmp_path / "back")).expect_partial()
+  testing.compare_trajectories(
+      model_steps(loaded_model, loaded.apply, data[4 * (K + N):], N), later,
+      rtol=1e-5, atol=1e-6, actual_name="Keras 3 from the port's file")
+  with pytest.raises(ValueError, match="holds a Keras 3 optimizer, which "
+                     "keeps its variables by position: pass the model"):
+    checkpoints.read(saved, transform)

@@ -22,10 +22,12 @@ def read(path: str, transform: Any, *, model: Any = None
       directory `write_orbax` wrote; a Keras 3 `.weights.h5` or `.keras`
       file.
     transform: The `jaxopt_port` transform of the optimizer that wrote it.
-    model: For a Keras 3 file (`.weights.h5`, `.keras`), the model it was
-      saved from (or one built alike): the file's weights are loaded into
-      it, as `model.load_weights` does, and `params` are keyed by its
-      trainable variables' `path`.
+    model: For a Keras 3 file (`.weights.h5`, `.keras`) or a TF2
+      checkpoint of a Keras 3 optimizer (`tf.train.Checkpoint(optimizer=
+      ...)` on the TensorFlow backend), the model it was saved from (or one
+      built alike): the file's weights are loaded into it, as
+      `model.load_weights` does, and `params` are keyed by its trainable
+      variables' `path`.
 
   Returns:
     `(params, state)`: the variables by the file's keys (numpy arrays), and
@@ -35,13 +37,17 @@ def read(path: str, transform: Any, *, model: Any = None
   """
   if _keras3.is_keras3(path):
     return _keras3.read(path, transform, model)
-  if model is not None:
-    raise ValueError(
-        "model= is for Keras 3 files (.weights.h5, .keras), which keep "
-        f"their variables by position; {path!r} names its variables itself.")
   if _orbax.is_orbax(path):
     return _orbax.restore(path, transform)
   tensors = _bundle.read_bundle(path)
+  owner = _keras3.object_owner(tensors)
+  if owner is not None:
+    return _keras3.read_object(_bundle.checkpoint_prefix(path), tensors,
+                               owner, transform, model)
+  if model is not None:
+    raise ValueError(
+        "model= is for files of Keras 3 optimizers, which keep their "
+        f"variables by position; {path!r} names its variables itself.")
   keys = _file_keys(tensors, transform, path)
   params = {name: tensors[key] for name, key in keys.params.items()}
   state = transform.init(params)
@@ -65,14 +71,21 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   Everything else of `like` (hyperparameter variables, the object graph,
   other objects' variables) is copied. `like` is only read. The files are
   written under a temporary name and renamed into place: a failure leaves
-  no partial checkpoint. A Keras 3 `like` (`.weights.h5`, `.keras`) takes
-  the `model` it was saved from: it is loaded from `like`, takes `params`,
-  and writes a `.weights.h5` file.
+  no partial checkpoint. A Keras 3 `like` (`.weights.h5`, `.keras`, or a
+  TF2 checkpoint of a Keras 3 optimizer) takes the `model` it was saved
+  from: it is loaded from `like` and takes `params` (a `.weights.h5` file is
+  written for the first two).
   """
   if _keras3.is_keras3(like):
     _keras3.write(path, params, state, transform, like, model)
     return
   tensors = dict(_bundle.read_bundle(like))
+  owner = _keras3.object_owner(tensors)
+  if owner is not None:
+    _bundle.write_bundle(path, _keras3.write_object(
+        path, params, state, transform, _bundle.checkpoint_prefix(like),
+        tensors, owner, model))
+    return
   keys = _file_keys(tensors, transform, like)
   _check_slots(keys, _keys.Expected.of(state), like)
   _bundle.write_bundle(path, _filled(tensors, keys, params, state, transform,

@@ -1,6 +1,8 @@
-"""Keras 3 files (`.weights.h5`, `.keras`): the optimizer's variables by
-position (`optimizer/vars/<i>`, in `optimizer.variables` order), the model's
-by Keras's own traversal of the model; so reading one takes the model."""
+"""Keras 3's files (`.weights.h5`, `.keras`) and its optimizers in TF2
+object-based checkpoints: the optimizer's variables by position
+(`optimizer/vars/<i>`; `<optimizer>/_variables/<i>`, in `optimizer.variables`
+order), the model's by Keras's own traversal of the model (or as the
+optimizer's `_trainable_variables`); so reading one takes the model."""
 
 from __future__ import annotations
 
@@ -29,16 +31,81 @@ def read(path: str, transform: Any, model: Any
   """Loads the file's weights into `model` (as `model.load_weights` does)
   and reads its optimizer's variables into the port's state, the params
   keyed by `variable.path`."""
-  if model is None:
-    raise ValueError(
-        f"{path!r} is a Keras 3 file, which keeps its variables by position:"
-        " pass the model it was saved from as model=.")
+  _require(model, path)
   stored = _optimizer_values(path)
   model.load_weights(path)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(transform, variables, len(stored),
                                            path)
   _assign(optimizer, stored, path)
+  return _port_state(optimizer, declaration, variables, transform)
+
+
+def object_owner(tensors: Mapping[str, Any]) -> str | None:
+  """The attribute a TF2 object-based checkpoint keeps a Keras 3 optimizer
+  under (`optimizer`), or None."""
+  owners = {key.split("/")[0] for key in tensors
+            if key.endswith("/_iterations/.ATTRIBUTES/VARIABLE_VALUE")}
+  return owners.pop() if len(owners) == 1 else None
+
+
+def _object_count(tensors: Mapping[str, Any], owner: str) -> int:
+  prefix = f"{owner}/_variables/"
+  return 1 + max((int(key[len(prefix):].split("/")[0]) for key in tensors
+                  if key.startswith(prefix)), default=1)
+
+
+def read_object(path: str, tensors: Mapping[str, Any], owner: str,
+                transform: Any, model: Any
+                ) -> tuple[dict[str, np.ndarray], Any]:
+  """`read` of a TF2 object-based checkpoint holding a Keras 3 optimizer
+  (`tf.train.Checkpoint(optimizer=...)` on the TensorFlow backend): it
+  restores into a Keras 3 optimizer built for `model`, which tracks the
+  model's trainable variables too."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  _require(model, path)
+  variables = list(model.trainable_variables)
+  optimizer, declaration = _optimizer_like(
+      transform, variables, _object_count(tensors, owner), path)
+  tf.train.Checkpoint(**{owner: optimizer}).read(path).expect_partial()
+  return _port_state(optimizer, declaration, variables, transform)
+
+
+def write_object(path: str, params: Mapping[str, Any], state: Any,
+                 transform: Any, like: str, tensors: dict[str, Any],
+                 owner: str, model: Any) -> dict[str, Any]:
+  """`like`'s tensors with the optimizer's and the model's variables
+  holding `params` and `state` (`write` of a checkpoint `read_object`
+  reads)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from tf_bridge.checkpoints import _bundle  # pylint: disable=import-outside-toplevel
+  _require(model, like)
+  variables = list(model.trainable_variables)
+  optimizer, declaration = _optimizer_like(
+      transform, variables, _object_count(tensors, owner), like)
+  checkpoint = tf.train.Checkpoint(**{owner: optimizer})
+  checkpoint.read(like).expect_partial()
+  _take(optimizer, declaration, variables, params, state)
+  with tempfile.TemporaryDirectory() as scratch:
+    written = _bundle.read_bundle(checkpoint.write(
+        os.path.join(scratch, "checkpoint")))
+  for key, value in written.items():
+    if key in tensors and key != _bundle.OBJECT_GRAPH:
+      tensors[key] = value
+  return tensors
+
+
+def _require(model: Any, path: str) -> None:
+  if model is None:
+    raise ValueError(
+        f"{path!r} holds a Keras 3 optimizer, which keeps its variables by "
+        "position: pass the model it was saved from as model=.")
+
+
+def _port_state(optimizer: Any, declaration: catalog.Declaration,
+                variables: list[Any], transform: Any
+                ) -> tuple[dict[str, np.ndarray], Any]:
+  """The params by path and the port's state, from a Keras 3 optimizer."""
   by_index = _state.state_of(optimizer, variables, declaration)
   params = {v.path: np.asarray(v.numpy()) for v in variables}
   state = transform.init(params)
@@ -58,37 +125,17 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   holding `state`, under a temporary name renamed into place. `model` keeps
   `params` afterwards."""
   import h5py  # pylint: disable=import-outside-toplevel
-  if model is None:
-    raise ValueError(
-        f"{like!r} is a Keras 3 file, which keeps its variables by position:"
-        " pass the model it was saved from as model=.")
+  _require(model, like)
   if not path.endswith(".weights.h5"):
     raise ValueError(f"Keras 3 weights are written to a `.weights.h5` file, "
                      f"not {path!r}.")
   stored = _optimizer_values(like)
   model.load_weights(like)
   variables = list(model.trainable_variables)
-  paths = [v.path for v in variables]
-  if sorted(paths) != sorted(params):
-    raise ValueError(
-        f"params do not have the model's trainable variables: missing "
-        f"{sorted(set(paths) - set(params)) or 'none'}, extra "
-        f"{sorted(set(params) - set(paths)) or 'none'}.")
   optimizer, declaration = _optimizer_like(transform, variables, len(stored),
                                            like)
   _assign(optimizer, stored, like)  # What the state leaves out: its rate.
-  for variable in variables:
-    variable.assign(np.asarray(params[variable.path]))
-  by_index = _state.port_of(optimizer, declaration).init(
-      [np.asarray(v.numpy()) for v in variables])
-  position = {p: i for i, p in enumerate(paths)}
-  flat = {_address(p, position): leaf for p, leaf
-          in jax.tree_util.tree_flatten_with_path(state)[0]}
-  leaves = [flat[_address(p, position)] for p, _
-            in jax.tree_util.tree_flatten_with_path(by_index)[0]]
-  _state.assign_state(jax.tree.unflatten(jax.tree.structure(by_index),
-                                         leaves), optimizer, variables,
-                      declaration)
+  _take(optimizer, declaration, variables, params, state)
   directory = os.path.dirname(os.path.abspath(path))
   handle, temporary = tempfile.mkstemp(suffix=".weights.h5", dir=directory)
   os.close(handle)
@@ -104,6 +151,30 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   finally:
     if os.path.exists(temporary):
       os.remove(temporary)
+
+
+def _take(optimizer: Any, declaration: catalog.Declaration,
+          variables: list[Any], params: Mapping[str, Any], state: Any
+          ) -> None:
+  """The model's variables take `params`, the optimizer's `state`."""
+  paths = [v.path for v in variables]
+  if sorted(paths) != sorted(params):
+    raise ValueError(
+        f"params do not have the model's trainable variables: missing "
+        f"{sorted(set(paths) - set(params)) or 'none'}, extra "
+        f"{sorted(set(params) - set(paths)) or 'none'}.")
+  for variable in variables:
+    variable.assign(np.asarray(params[variable.path]))
+  by_index = _state.port_of(optimizer, declaration).init(
+      [np.asarray(v.numpy()) for v in variables])
+  position = {p: i for i, p in enumerate(paths)}
+  flat = {_address(p, position): leaf for p, leaf
+          in jax.tree_util.tree_flatten_with_path(state)[0]}
+  leaves = [flat[_address(p, position)] for p, _
+            in jax.tree_util.tree_flatten_with_path(by_index)[0]]
+  _state.assign_state(jax.tree.unflatten(jax.tree.structure(by_index),
+                                         leaves), optimizer, variables,
+                      declaration)
 
 
 def _assign(optimizer: Any, stored: list[np.ndarray], path: str) -> None:
