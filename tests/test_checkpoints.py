@@ -43,6 +43,9 @@ ARGUMENTS = {
     "lion": {"beta_1": 0.99, "beta_2": 0.5},
     "tf1.rmsprop": {"momentum": 0.5, "centered": True},
     "tf1.adadelta": {"learning_rate": 1.0},
+    # AdagradDA reads its step count only through l1 and l2.
+    "tf1.adagrad_da": {"l1_regularization_strength": 0.01,
+                       "l2_regularization_strength": 0.01},
 }
 TF2_CASES = [d.name for generation in (catalog.LEGACY, catalog.TF1,
                                        catalog.ADDONS)
@@ -346,6 +349,11 @@ def test_write_leaves_nothing_on_failure_and_never_touches_like(tmp_path):
                       state, transform, like=path)
   assert sorted(os.listdir(tmp_path)) == sorted(
       os.path.basename(name) for name in before)
+  checkpoints.write(str(tmp_path / "copy"), params, state, transform,
+                    like=path)
+  assert {name: open(name, "rb").read() for name in before} == before
+  for name in before:  # The copy replaces nothing of `like`'s.
+    os.remove(name.replace(path, str(tmp_path / "copy")))
   checkpoints.write(path, params, state, transform, like=path)
   assert sorted(os.listdir(tmp_path)) == sorted(
       os.path.basename(name) for name in before)
@@ -787,7 +795,9 @@ def test_the_command_carries_a_tf_keras_file_through_jax_and_back(tmp_path,
   testing.compare_trajectories(restored.steps(gradients[K + N:]), expected,
                                rtol=1e-5, atol=1e-6)
   capsys.readouterr()
-  for to, reason in (("legacy", "give --like"), ("keras3", "model=model")):
+  for to, reason in (("legacy", "give --like"),
+                     ("keras3", "and --model (a function returning its "
+                      "model)")):
     with pytest.raises(SystemExit):
       command.main(["convert", path, str(tmp_path / to), *flags, "--to", to])
     assert reason in capsys.readouterr().err
@@ -835,3 +845,72 @@ def test_a_keras3_optimizer_in_a_tf_checkpoint_continues_in_jax_and_back(
   with pytest.raises(ValueError, match="holds a Keras 3 optimizer, which "
                      "keeps its variables by position: pass the model"):
     checkpoints.read(saved, transform)
+
+
+def test_a_count_the_file_lacks_is_refused_where_the_step_reads_it(
+    tmp_path):
+  """A TF1 program that saved no `global_step`: AdagradDA's step is that
+  count, so its file is refused with the reason; Adam's keeps its bias
+  correction in `beta1_power`, so its file reads."""
+  initial, gradients = problem(14)
+  for name, readable in (("tf1.adagrad_da", False), ("tf1.adam", True)):
+    declaration = catalog.lookup(name)
+    program = Tf1Program(declaration, initial)
+    program.steps(gradients[:K])
+    with program.graph.as_default():
+      saver = tf.compat.v1.train.Saver(
+          [v for v in tf.compat.v1.global_variables()
+           if v.op.name != "global_step"])
+      path = saver.save(program.session, str(tmp_path / name))
+    assert "global_step" not in dict(tf.train.list_variables(path))
+    transform = declaration.make_port(**arguments(name))
+    if readable:
+      native = program.steps(gradients[K:])
+      continued, _, _ = port_steps(transform,
+                                   *checkpoints.read(path, transform),
+                                   gradients[K:], TF1_PATHS)
+      testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6)
+    else:
+      with pytest.raises(ValueError, match=(
+          "holds no step count \\(TF1 keeps it only as `global_step`, which "
+          "this program did not save\\), and this optimizer's step depends "
+          "on it")):
+        checkpoints.read(path, transform)
+
+
+def test_the_command_carries_a_keras3_file_through_jax_and_back(
+    tmp_path, monkeypatch):
+  """`--model MODULE:FUNCTION` gives the command the model Keras 3 files
+  need: `.weights.h5` -> orbax -> `--to keras3 --like`, which the Keras 3
+  program loads and continues from."""
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  monkeypatch.chdir(tmp_path)
+  (tmp_path / "cli_models.py").write_text(
+      "import keras\n"
+      "def build():\n"
+      "  return keras.Sequential([keras.Input((2,)), keras.layers.Dense(3, "
+      "name='dense'), keras.layers.Dense(1, name='dense_1')], "
+      "name='cli_model')\n")
+  declaration = catalog.lookup("adam")
+  data = np.random.default_rng(15).standard_normal((40, 2)).astype(
+      np.float32)
+  model = keras3_model("cli_model")
+  optimizer = declaration.make_native(learning_rate=0.1)
+  model.compile(optimizer=optimizer)
+  model_steps(model, optimizer.apply, data, K)
+  model.save_weights("run.weights.h5")
+  expected = model_steps(model, optimizer.apply, data[4 * K:], N)
+  flags = ["--optimizer", "adam", "--arguments", '{"learning_rate": 0.1}',
+           "--model", "cli_models:build"]
+  assert command.main(["convert", "run.weights.h5", "jax", *flags,
+                       "--to", "orbax"]) == 0
+  assert command.main(["convert", "jax", "back.weights.h5", *flags,
+                       "--to", "keras3", "--like", "run.weights.h5"]) == 0
+  loaded = keras3_model("cli_model")
+  loaded_optimizer = declaration.make_native(learning_rate=0.1)
+  loaded.compile(optimizer=loaded_optimizer)
+  loaded_optimizer.build(loaded.trainable_variables)
+  loaded.load_weights("back.weights.h5")
+  testing.compare_trajectories(
+      model_steps(loaded, loaded_optimizer.apply, data[4 * K:], N), expected,
+      rtol=1e-5, atol=1e-6, actual_name="Keras 3 through the command")

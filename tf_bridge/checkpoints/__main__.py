@@ -3,6 +3,7 @@
     python -m tf_bridge.checkpoints inspect PATH
     python -m tf_bridge.checkpoints convert SRC DST --optimizer NAME
         [--arguments JSON] --to {orbax,tf1,legacy,keras3} [--like FILE]
+        [--model MODULE:FUNCTION]
 
 `inspect` lists a TF1 or TF2 checkpoint's variables, the slots the
 optimizer keeps for each, its counters and other variables, and the
@@ -12,14 +13,16 @@ command name: `tf1.adam`, `legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
 JAX run, a TF1 Saver checkpoint (a TF1 optimizer's port; with `--like`, in
 that file's keys) or a TF2 object-based one in the keys of `--like` (the
-program's own checkpoint, whose object graph it restores by). Keras 3 files
-need the model, so they are written from Python (`checkpoints.write(...,
-model=)`).
+program's own checkpoint, whose object graph it restores by), or a Keras 3
+`.weights.h5` laid out as `--like` for the model `--model MODULE:FUNCTION`
+returns (Keras 3 files keep their variables by position; the model reads
+them too).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import Sequence
@@ -77,6 +80,26 @@ def listing(path: str) -> str:
   return "\n".join(lines)
 
 
+def _model(reference: str):
+  module, _, function = reference.partition(":")
+  if not function:
+    raise ValueError(f"--model takes MODULE:FUNCTION, not {reference!r}.")
+  sys.path.insert(0, "")
+  return getattr(importlib.import_module(module), function)()
+
+
+def _holds_keras3(path: str) -> bool:
+  """Whether `path` is a Keras 3 file or a TF checkpoint of a Keras 3
+  optimizer (which `read` reads with the model)."""
+  from tf_bridge.checkpoints import _keras3  # pylint: disable=import-outside-toplevel
+  if _keras3.is_keras3(path):
+    return True
+  try:
+    return _keras3.object_owner(_bundle.read_bundle(path)) is not None
+  except (FileNotFoundError, ValueError):
+    return False
+
+
 def _value_key(tensors, variable):
   suffixed = variable + "/.ATTRIBUTES/VARIABLE_VALUE"
   return suffixed if suffixed in tensors else variable
@@ -105,7 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                        choices=("orbax", "tf1", "legacy", "keras3"))
   convert.add_argument("--like", help="a checkpoint the destination's "
                        "program wrote: its keys and everything but the "
-                       "state are kept (required with --to legacy)")
+                       "state are kept (required with --to legacy and "
+                       "keras3)")
+  convert.add_argument("--model", metavar="MODULE:FUNCTION",
+                       help="for Keras 3 files: a function returning the "
+                       "Keras 3 model they are for")
   args = parser.parse_args(argv)
   try:
     if args.command == "inspect":
@@ -113,17 +140,20 @@ def main(argv: Sequence[str] | None = None) -> int:
       return 0
     transform = catalog.lookup(args.optimizer).make_port(
         **json.loads(args.arguments))
-    params, state = checkpoints.read(args.source, transform)
+    model = _model(args.model) if args.model else None
+    params, state = checkpoints.read(
+        args.source, transform,
+        model=model if _holds_keras3(args.source) else None)
     if args.to == "orbax":
       checkpoints.write_orbax(args.destination, params, state)
-    elif args.to == "keras3":
+    elif args.to == "keras3" and not (args.like and model is not None):
       raise ValueError(
-          "Keras 3 files keep their variables by position, in the order of "
-          "the model's own traversal: write one from Python with "
-          "tf_bridge.checkpoints.write(..., like=FILE, model=model).")
+          "A Keras 3 file keeps its variables by position, in the order of "
+          "the model's own traversal: give --like (a file of the program) "
+          "and --model (a function returning its model).")
     elif args.like:
       checkpoints.write(args.destination, params, state, transform,
-                        like=args.like)
+                        like=args.like, model=model)
     elif args.to == "legacy":
       raise ValueError(
           "A TF2 object-based checkpoint is restored through its program's "
