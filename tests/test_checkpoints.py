@@ -876,6 +876,12 @@ def test_a_count_the_file_lacks_is_refused_where_the_step_reads_it(
           "this program did not save\\), and this optimizer's step depends "
           "on it")):
         checkpoints.read(path, transform)
+  import keras  # pylint: disable=import-outside-toplevel
+  with pytest.raises(ValueError, match="holds no step count .*, and Keras "
+                     "3's Adam reads its count"):
+    checkpoints.restore(str(tmp_path / "tf1.adam"), keras.Sequential(
+        [keras.Input((2,)), keras.layers.Dense(3, name="dense")]),
+                        keras.optimizers.Adam(0.01))
 
 
 def test_the_command_carries_a_keras3_file_through_jax_and_back(

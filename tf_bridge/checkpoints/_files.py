@@ -52,7 +52,7 @@ def read(path: str, transform: Any, *, model: Any = None
   params = {name: tensors[key] for name, key in keys.params.items()}
   state = transform.init(params)
   _check_slots(keys, _keys.Expected.of(state), path)
-  if keys.counter is None and _reads_the_count(transform):
+  if keys.counter is None and _keys.reads_the_count(transform):
     raise ValueError(
         f"{path!r} holds no step count (TF1 keeps it only as `global_step`, "
         "which this program did not save), and this optimizer's step "
@@ -151,18 +151,6 @@ def _filled(tensors: dict[str, np.ndarray], keys: _keys.Keys,
           "fresh one: write into a checkpoint saved after the optimizer "
           "made that slot.")
   return tensors
-
-
-def _reads_the_count(transform: Any) -> bool:
-  """Whether the transform's step depends on its `iterations`: one step
-  from the same state at two counts, compared."""
-  params = {"v": jnp.linspace(-1.0, 1.0, 3)}
-  grads = {"v": jnp.array([0.3, -0.7, 0.2])}
-  state = transform.init(params)
-  steps = [transform.update(grads, state._replace(
-      iterations=jnp.asarray(count, jnp.asarray(state.iterations).dtype)),
-                            params)[0]["v"] for count in (0, 7)]
-  return not np.array_equal(*steps)
 
 
 def _file_keys(tensors: Mapping[str, np.ndarray], transform: Any,

@@ -26,6 +26,7 @@ import re
 from typing import Any, Mapping
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from tf_bridge import catalog
@@ -74,6 +75,18 @@ class Keys:
   # keep in its state.
   scalars: dict[str, str]
   counter: str | None  # key of the step count
+
+
+def reads_the_count(transform: Any) -> bool:
+  """Whether the transform's step depends on its `iterations`: one step
+  from the same state at two counts, compared."""
+  params = {"v": jnp.linspace(-1.0, 1.0, 3)}
+  grads = {"v": jnp.array([0.3, -0.7, 0.2])}
+  state = transform.init(params)
+  steps = [transform.update(grads, state._replace(
+      iterations=jnp.asarray(count, jnp.asarray(state.iterations).dtype)),
+                            params)[0]["v"] for count in (0, 7)]
+  return not np.array_equal(*steps)
 
 
 def dialect_of(tensors: Mapping[str, Any]) -> str:

@@ -45,6 +45,12 @@ def restore(path: str, model: Any, optimizer: Any, *,
   target = _target(optimizer)
   tensors = _bundle.read_bundle(path)
   source, keys = _source(tensors, target, path)
+  if keys.counter is None and _keys.reads_the_count(target.make_port()):
+    raise ValueError(
+        f"{path!r} holds no step count (TF1 keeps it only as `global_step`, "
+        f"which this program did not save), and Keras 3's "
+        f"{target.class_name} reads its count: save the global step with "
+        "the checkpoint.")
   weights = list(model.weights)
   matched = _match(keys.params, weights, model, assignment_map, path)
   for index, name in matched.items():
