@@ -11,14 +11,18 @@ hyperparameters (`jaxopt_port.tf1.adam(...)` for `AdamOptimizer`,
 `beta1_power`, `global_step`), TF2 object-based ones (`tf.train.Checkpoint`,
 `CheckpointManager`, tf_keras `save_weights`/`ModelCheckpoint`: slots under
 `.OPTIMIZER_SLOT`) and Keras 3 files (`.weights.h5`, `.keras`: optimizer
-variables by position, read and written with the model, `model=`). `params` holds every floating-point variable of the
-file outside the optimizer, by the file's key: TF1 the variable's name
-(`dense/kernel`), TF2 its object path (`model/layer_with_weights-0/kernel`).
+variables by position, read and written with the model, `model=`; so is a
+Keras 3 optimizer in a TF2 checkpoint). `params` holds every floating-point
+variable of the file outside the optimizer, by the file's key: TF1 the
+variable's name (`dense/kernel`), TF2 its object path
+(`model/layer_with_weights-0/kernel`), Keras 3 its `path`.
 A variable the optimizer has no slots for yet (it never had a gradient) gets
 the transform's fresh ones, as the native optimizer would make them.
 
 A TF1 file carries the step count only as `global_step`: without it `read`
-starts the count at 0 and `write` drops it (AdagradDA's step is that count).
+starts the count at 0 and `write` drops it, and where the step reads the
+count (AdagradDA's with l1 or l2, a Keras 3 bias correction after
+`restore`) the file is refused with that reason.
 One optimizer's state per file: a TF1 file of two optimizers (a GAN's) is
 read with one of them only if their slots differ in name.
 

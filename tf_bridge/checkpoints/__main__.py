@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from tf_bridge import catalog, checkpoints
-from tf_bridge.checkpoints import _bundle, _keys
+from tf_bridge.checkpoints import _bundle, _keras3, _keys
 
 
 def listing(path: str) -> str:
@@ -91,7 +91,6 @@ def _model(reference: str):
 def _holds_keras3(path: str) -> bool:
   """Whether `path` is a Keras 3 file or a TF checkpoint of a Keras 3
   optimizer (which `read` reads with the model)."""
-  from tf_bridge.checkpoints import _keras3  # pylint: disable=import-outside-toplevel
   if _keras3.is_keras3(path):
     return True
   try:

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tf_bridge import _state, catalog
-from tf_bridge.checkpoints import _keys
+from tf_bridge.checkpoints import _bundle, _keys
 
 
 def is_keras3(path: str) -> bool:
@@ -78,7 +78,6 @@ def write_object(path: str, params: Mapping[str, Any], state: Any,
   holding `params` and `state` (`write` of a checkpoint `read_object`
   reads)."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from tf_bridge.checkpoints import _bundle  # pylint: disable=import-outside-toplevel
   _require(model, like)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(
