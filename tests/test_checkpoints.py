@@ -47,12 +47,17 @@ ARGUMENTS = {
     "tf1.adagrad_da": {"l1_regularization_strength": 0.01,
                        "l2_regularization_strength": 0.01},
 }
-TF2_CASES = [d.name for generation in (catalog.LEGACY, catalog.TF1,
-                                       catalog.ADDONS)
+# (name, bridged writer): native writers where there are (TF1's run
+# eagerly), and the bridged OptimizerV2 classes, TF1's too.
+TF2_CASES = [(d.name, not d.has_native or d.generation == catalog.KERAS)
+             for generation in (catalog.LEGACY, catalog.TF1, catalog.ADDONS)
              for d in catalog.legacy_hosted(generation)
              # TF1's stateless optimizers keep nothing in a TF2 checkpoint.
              if d.name not in ("tf1.gradient_descent",
                                "tf1.proximal_gradient_descent")]
+TF2_CASES += [(d.name, True) for d in catalog.legacy_hosted(catalog.TF1)]
+TF2_IDS = [name + ("-bridged" if bridged and catalog.lookup(name).has_native
+                   else "") for name, bridged in TF2_CASES]
 TF1_CASES = [d.name for d in catalog.CATALOG if d.generation == catalog.TF1]
 
 
@@ -65,11 +70,10 @@ def problem(seed):
   return testing.seeded_problem(K + 2 * N, seed, 1.0, SHAPES)
 
 
-def writer_optimizer(declaration):
-  """The native class where there is one, else the bridged OptimizerV2
-  class (the checkpoint's writer)."""
-  if declaration.has_native and declaration.generation in (catalog.LEGACY,
-                                                           catalog.TF1):
+def writer_optimizer(declaration, bridged):
+  """The checkpoint's writer: the native class, or the bridged OptimizerV2
+  class."""
+  if not bridged:
     return declaration.make_native(**ARGUMENTS.get(declaration.name, {}))
   module = importlib.import_module(declaration.legacy_bridge_path)
   return getattr(module, declaration.class_name)(**arguments(
@@ -81,8 +85,8 @@ class Tf2Program:
   gradient for the first K steps, so no slots in the first file), saved
   with `tf.train.Checkpoint`."""
 
-  def __init__(self, declaration, initial):
-    self.optimizer = writer_optimizer(declaration)
+  def __init__(self, declaration, initial, bridged=False):
+    self.optimizer = writer_optimizer(declaration, bridged)
     self.variables = [tf.Variable(v, name=path.replace("/", "_"))
                       for v, path in zip(initial, PATHS)]
     model = tf.Module()
@@ -113,12 +117,12 @@ def port_steps(transform, params, state, gradients, paths=PATHS):
   return trajectory, params, state
 
 
-@pytest.mark.parametrize("name", TF2_CASES)
-def test_tf2_checkpoint_continues_in_jax_and_back(name, tmp_path):
+@pytest.mark.parametrize("name,bridged", TF2_CASES, ids=TF2_IDS)
+def test_tf2_checkpoint_continues_in_jax_and_back(name, bridged, tmp_path):
   declaration = catalog.lookup(name)
   transform = declaration.make_port(**arguments(name))
   initial, gradients = problem(1)
-  program = Tf2Program(declaration, initial)
+  program = Tf2Program(declaration, initial, bridged)
   program.steps(gradients[:K], trained=2)
   first = program.checkpoint.write(str(tmp_path / "first"))
   native = program.steps(gradients[K:K + N])
@@ -144,7 +148,8 @@ def test_tf2_checkpoint_continues_in_jax_and_back(name, tmp_path):
 
   checkpoints.write(str(tmp_path / "back"), params, state, transform,
                     like=last)
-  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial])
+  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial],
+                        bridged)
   restored.checkpoint.read(str(tmp_path / "back")).expect_partial()
   testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
                                rtol=1e-5, atol=1e-6,
