@@ -752,8 +752,9 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
     _, from_keras = checkpoints.read(str(tmp_path / "run.keras"), transform,
                                      model=again)
     assert int(from_keras.iterations) == K + 2 * N
-    with pytest.raises(ValueError, match="is a Keras 3 file, which keeps its "
-                       "variables by position: pass the model"):
+    with pytest.raises(ValueError, match="holds a Keras 3 optimizer, which "
+                       "keeps its variables by position: pass the model it "
+                       "was saved from as model="):
       checkpoints.read(saved, transform)
     with pytest.raises(ValueError, match="holds 14 optimizer variables, and "
                        "keras's Adam keeps 10"):
