@@ -536,10 +536,14 @@ def test_a_tf_keras_checkpoint_restores_into_keras3(bridged, tmp_path):
   testing.compare_trajectories(continued, expected, rtol=1e-5, atol=1e-6,
                                actual_name="Keras 3 after restore",
                                expected_name="tf_keras")
+  again = keras3_model("again")
+  before = again.get_weights()
   with pytest.raises(ValueError, match="Adam keeps no velocity_hat for "
                      "again/dense/kernel"):
-    checkpoints.restore(saved, keras3_model("again"),
-                        keras.optimizers.Adam(0.1))
+    checkpoints.restore(saved, again, keras.optimizers.Adam(0.1))
+  # Refused before anything was assigned: the model is as it was.
+  for weight, value in zip(again.get_weights(), before):
+    np.testing.assert_array_equal(weight, value)
 
 
 def test_a_tf1_saver_file_restores_into_keras3(tmp_path):

@@ -94,7 +94,7 @@ def _holds_keras3(path: str) -> bool:
   if _keras3.is_keras3(path):
     return True
   try:
-    return _keras3.object_owner(_bundle.read_bundle(path)) is not None
+    return _keras3.object_owner(_bundle.bundle_keys(path)) is not None
   except (FileNotFoundError, ValueError):
     return False
 

@@ -41,12 +41,22 @@ def checkpoint_prefix(path: str) -> str:
 def read_bundle(path: str) -> dict[str, np.ndarray]:
   """Every tensor of the checkpoint at `path` (a prefix or directory), by
   key; the object graph stays serialized (bytes)."""
+  return _reading(path, lambda reader: {
+      key: reader.get_tensor(key)
+      for key in sorted(reader.get_variable_to_shape_map())})
+
+
+def bundle_keys(path: str) -> list[str]:
+  """The keys of the checkpoint at `path`, from its index alone."""
+  return _reading(path, lambda reader: sorted(
+      reader.get_variable_to_shape_map()))
+
+
+def _reading(path: str, read: Any) -> Any:
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   prefix = checkpoint_prefix(path)
   try:
-    reader = tf.train.load_checkpoint(prefix)
-    return {key: reader.get_tensor(key)
-            for key in sorted(reader.get_variable_to_shape_map())}
+    return read(tf.train.load_checkpoint(prefix))
   except (tf.errors.OpError, ValueError, IndexError) as error:
     raise ValueError(
         f"{prefix!r} is not a readable TensorFlow checkpoint (truncated or "

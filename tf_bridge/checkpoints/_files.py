@@ -62,7 +62,7 @@ def read(path: str, transform: Any, *, model: Any = None
   leaves = []
   for leaf_path, leaf in flat:
     key = _key_of(leaf_path, keys)
-    leaves.append(leaf if key is None else jnp.asarray(_fitted(
+    leaves.append(leaf if key is None else jnp.asarray(_keys.fitted(
         tensors[key], leaf, f"{key!r} of {path!r}", "the state's leaf")))
   return params, jax.tree.unflatten(tree, leaves)
 
@@ -117,8 +117,9 @@ def write_tf1(path: str, params: Mapping[str, Any], state: Any,
   tensors = {key: np.asarray(params[name]) for name, key in keys.params.items()}
   flat = jax.tree_util.tree_flatten_with_path(state)[0]
   for leaf_path, leaf in flat:
-    tensors[_key_of(leaf_path, keys)] = np.asarray(leaf)
-  tensors[keys.counter] = np.asarray(state.iterations, np.int64)
+    key = _key_of(leaf_path, keys)
+    # TF1's global_step is an int64.
+    tensors[key] = np.asarray(leaf, np.int64 if key == keys.counter else None)
   _bundle.write_bundle(path, tensors)
 
 
@@ -126,24 +127,19 @@ def _filled(tensors: dict[str, np.ndarray], keys: _keys.Keys,
             params: Mapping[str, Any], state: Any, transform: Any,
             where: str) -> dict[str, np.ndarray]:
   """`tensors` with `params` and `state` in their keys."""
-  missing = sorted(set(keys.params) - set(params))
-  extra = sorted(set(params) - set(keys.params))
-  if missing or extra:
-    raise ValueError(
-        f"params do not have the variables of {where}: missing "
-        f"{missing or 'none'}, extra {extra or 'none'}.")
+  _keys.same_names(keys.params, params, where)
   for name, key in keys.params.items():
-    tensors[key] = _fitted(params[name], tensors[key],
-                           f"params[{name!r}]", f"{key!r} of {where}")
+    tensors[key] = _keys.fitted(params[name], tensors[key],
+                                f"params[{name!r}]", f"{key!r} of {where}")
   fresh = jax.tree_util.tree_flatten_with_path(transform.init(
       {name: np.asarray(value) for name, value in params.items()}))[0]
   flat = jax.tree_util.tree_flatten_with_path(state)[0]
   for (leaf_path, leaf), (_, initial) in zip(flat, fresh):
     key = _key_of(leaf_path, keys)
     if key is not None:
-      tensors[key] = _fitted(leaf, tensors[key],
-                             f"The state's {_name(leaf_path)}",
-                             f"{key!r} of {where}")
+      tensors[key] = _keys.fitted(leaf, tensors[key],
+                                  f"The state's {_name(leaf_path)}",
+                                  f"{key!r} of {where}")
     elif leaf_path[0].name == "slots" and not np.array_equal(leaf, initial):
       raise ValueError(
           f"{where} has no slot {_name(leaf_path)} (its variable had no "
@@ -206,12 +202,3 @@ def _name(leaf_path: tuple[Any, ...]) -> str:
   if len(leaf_path) == 2:
     return leaf_path[1].name
   return f"{leaf_path[1].name} of variable {leaf_path[2].key!r}"
-
-
-def _fitted(value: Any, target: Any, what: str, where: str) -> np.ndarray:
-  """`value` in `target`'s dtype, refused unless it has `target`'s shape."""
-  value, target = np.asarray(value), np.asarray(target)
-  if value.shape != target.shape:
-    raise ValueError(
-        f"{what} has shape {value.shape}, and {where} {target.shape}.")
-  return value.astype(target.dtype)

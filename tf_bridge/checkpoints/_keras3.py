@@ -12,7 +12,7 @@ import itertools
 import os
 import tempfile
 import zipfile
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -41,10 +41,10 @@ def read(path: str, transform: Any, model: Any
   return _port_state(optimizer, declaration, variables, transform)
 
 
-def object_owner(tensors: Mapping[str, Any]) -> str | None:
-  """The attribute a TF2 object-based checkpoint keeps a Keras 3 optimizer
-  under (`optimizer`), or None."""
-  owners = {key.split("/")[0] for key in tensors
+def object_owner(keys: Iterable[str]) -> str | None:
+  """The attribute a TF2 object-based checkpoint with these keys keeps a
+  Keras 3 optimizer under (`optimizer`), or None."""
+  owners = {key.split("/")[0] for key in keys
             if key.endswith("/_iterations/.ATTRIBUTES/VARIABLE_VALUE")}
   return owners.pop() if len(owners) == 1 else None
 
@@ -157,11 +157,7 @@ def _take(optimizer: Any, declaration: catalog.Declaration,
           ) -> None:
   """The model's variables take `params`, the optimizer's `state`."""
   paths = [v.path for v in variables]
-  if sorted(paths) != sorted(params):
-    raise ValueError(
-        f"params do not have the model's trainable variables: missing "
-        f"{sorted(set(paths) - set(params)) or 'none'}, extra "
-        f"{sorted(set(params) - set(paths)) or 'none'}.")
+  _keys.same_names(paths, params, "the model (its trainable variables)")
   for variable in variables:
     variable.assign(np.asarray(params[variable.path]))
   by_index = _state.port_of(optimizer, declaration).init(

@@ -366,3 +366,24 @@ def tf2_suggestion(file_slots: set[str]) -> str:
     return "no optimizer of the catalog"
   names = [name for _, name in fits]
   return ", ".join(names[:4]) + (" ..." if len(names) > 4 else "")
+
+
+def same_names(expected: Any, params: Mapping[str, Any], what: str) -> None:
+  """Refuses `params` unless its names are `expected`'s, naming the
+  difference."""
+  missing = sorted(set(expected) - set(params))
+  extra = sorted(set(params) - set(expected))
+  if missing or extra:
+    raise ValueError(
+        f"params do not have the variables of {what}: missing "
+        f"{missing or 'none'}, extra {extra or 'none'}.")
+
+
+def fitted(value: Any, target: Any, what: str, where: str) -> np.ndarray:
+  """`value` in `target`'s dtype (`target`: an array or a variable), refused
+  unless it has `target`'s shape."""
+  value = np.asarray(value)
+  if value.shape != tuple(target.shape):
+    raise ValueError(
+        f"{what} has shape {value.shape}, and {where} {tuple(target.shape)}.")
+  return value.astype(getattr(target.dtype, "as_numpy_dtype", target.dtype))

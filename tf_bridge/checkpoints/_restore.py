@@ -53,9 +53,11 @@ def restore(path: str, model: Any, optimizer: Any, *,
         "the checkpoint.")
   weights = list(model.weights)
   matched = _match(keys.params, weights, model, assignment_map, path)
-  for index, name in matched.items():
-    weights[index].assign(_checked(tensors[keys.params[name]], weights[index],
-                                   keys.params[name], path))
+  # Every value is checked before any is assigned: a file that does not fit
+  # leaves the model and the optimizer as they were.
+  assignments = [(weights[index], _checked(tensors, keys.params[name],
+                                            weights[index], path))
+                 for index, name in matched.items()]
   trainable = [v for v in model.trainable_variables]
   if not optimizer.built:
     optimizer.build(trainable)
@@ -76,15 +78,17 @@ def restore(path: str, model: Any, optimizer: Any, *,
             f"and {path!r} holds its {slot} ({key!r}): make the optimizer "
             "with the arguments the file's optimizer had (amsgrad, "
             "centered, momentum).")
-      holder.assign(_checked(tensors[key], holder, key, path))
+      assignments.append((holder, _checked(tensors, key, holder, path)))
   shared = _keys.Expected.of(catalog.lookup(source).make_port().init(
       {"v": jnp.zeros(1)})).scalars
   for slot, own in mapping.items():
     if slot in shared:
       holder = by_name.get(own, getattr(
           optimizer, target.native_attributes.get(own, "_" + own), None))
-      holder.assign(_checked(tensors[keys.scalars[slot]], holder,
-                             keys.scalars[slot], path))
+      assignments.append((holder, _checked(tensors, keys.scalars[slot],
+                                           holder, path)))
+  for variable, value in assignments:
+    variable.assign(value)
   if keys.counter is not None:
     optimizer.iterations.assign(int(tensors[keys.counter]))
 
@@ -189,10 +193,7 @@ def _mapped(name: str, assignment_map: Mapping[str, str]) -> str | None:
   return None
 
 
-def _checked(value: np.ndarray, variable: Any, key: str, path: str
-             ) -> np.ndarray:
-  if tuple(value.shape) != tuple(variable.shape):
-    raise ValueError(
-        f"{key!r} of {path!r} has shape {tuple(value.shape)}, and "
-        f"{variable.path} {tuple(variable.shape)}.")
-  return value
+def _checked(tensors: Mapping[str, np.ndarray], key: str, variable: Any,
+             path: str) -> np.ndarray:
+  return _keys.fitted(tensors[key], variable, f"{key!r} of {path!r}",
+                      variable.path)
