@@ -258,8 +258,9 @@ def run_worker(task: dict) -> None:
         job["shape_name"], [tuple(s) for s in job["shapes"]],
         job["algorithm"], task["repeats"], task["device"])]
   elif task["kind"] == "memory":
-    result = worker_memory(task["implementation"], task["algorithm"],
-                           [tuple(s) for s in task["shapes"]], task["steps"])
+    result = [worker_memory(implementation, task["algorithm"],
+                            [tuple(s) for s in task["shapes"]], task["steps"])
+              for implementation in task["implementations"]]
   else:
     result = worker_fit_memory(task["implementation"], task["samples"])
   print(json.dumps(result))

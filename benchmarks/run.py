@@ -111,12 +111,22 @@ def main(argv=None) -> int:
   records = with_roofline_fractions(records)
   memory_shape = next(iter(shapes))
   memory = []
-  for implementation in JAX_IMPLEMENTATIONS + (
-      TF_IMPLEMENTATIONS if with_tf else []):
-    task = {"kind": "memory", "implementation": implementation,
-            "algorithm": "adam", "shapes": shapes[memory_shape], "steps": 3}
-    memory.append({**in_subprocess(task), "implementation": implementation,
-                   "algorithm": "adam", "shape": memory_shape, "steps": 3})
+  implementations = JAX_IMPLEMENTATIONS + (TF_IMPLEMENTATIONS if with_tf
+                                           else [])
+  # A process of its own per implementation; a smoke run's figures mean
+  # nothing, so it measures each framework's in one process.
+  if args.smoke:
+    batches = [JAX_IMPLEMENTATIONS] + ([TF_IMPLEMENTATIONS] if with_tf
+                                       else [])
+  else:
+    batches = [[implementation] for implementation in implementations]
+  for batch in batches:
+    task = {"kind": "memory", "implementations": batch, "algorithm": "adam",
+            "shapes": shapes[memory_shape], "steps": 3}
+    memory += [{**measured, "implementation": implementation,
+                "algorithm": "adam", "shape": memory_shape, "steps": 3}
+               for implementation, measured in zip(batch,
+                                                   in_subprocess(task))]
   fits, transformer_fits = {}, {}
   if with_tf:
     samples = 64 if args.smoke else 512 if args.quick else 2048

@@ -4,8 +4,10 @@ The bridge-vs-native check kills every hyperparameter mutant: each
 bridged class with a native class, made with one numeric hyperparameter
 perturbed by a relative 1e-3 (`mutants.perturbed`), parts from native at
 `test_bridge_parity`'s tolerance, on its problem, at the default point or
-else at the first grid point of tests/grids.py where it does; at each such point the unmutated class equals native, so the
-point is a bridge parity check of its own."""
+else at a grid point of tests/grids.py where it does (those that set the
+hyperparameter tried first: `mutants.search_order`); at each such point
+the unmutated class equals native, so the point is a bridge parity check
+of its own."""
 
 import functools
 
@@ -74,7 +76,9 @@ def test_every_hyperparameter_mutant_parts_bridge_from_native(case_index):
   survivors, checked = [], set()
   for hyperparameter in mutants.numeric_hyperparameters(declaration):
     killed = False
-    for label, point in _labelled(case_index).items():
+    for _, point in mutants.search_order(
+        declaration, list(_labelled(case_index).values()), hyperparameter):
+      label = grids.label(point)
       mutant = mutants.perturbed(declaration, point, hyperparameter)
       if mutant is None:
         continue

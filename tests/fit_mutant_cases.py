@@ -5,7 +5,8 @@ mutant: each bridged Keras 3 and tf_keras legacy class with a native twin,
 made with one numeric hyperparameter perturbed by a relative 1e-3
 (`mutants.perturbed`), trains a functional model to other weights than
 native at the programs' tolerance, at its programs' arguments or else at
-the first grid point of tests/grids.py where it does. The mutants' other
+a grid point of tests/grids.py where it does (those that set the
+hyperparameter tried first: `mutants.search_order`). The mutants' other
 hyperparameters than the learning rate are fed as tensors (`mutants.fed`:
 one compiled step per point). At each such point the unmutated class,
 made with plain numbers, trains to native's weights, so the point is a fit
@@ -66,7 +67,8 @@ def test_every_hyperparameter_mutant_parts_fit_from_native(declaration):
   natives, survivors = {}, []
   for hyperparameter in mutants.numeric_hyperparameters(declaration):
     killed = False
-    for index, point in enumerate(_points(declaration)):
+    for index, point in mutants.search_order(
+        declaration, _points(declaration), hyperparameter):
       mutant = mutants.perturbed(
           declaration, point, hyperparameter,
           WIDER.get((declaration.name, hyperparameter), mutants.PERTURBATION))

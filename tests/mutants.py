@@ -4,6 +4,7 @@ hyperparameter of its port perturbed by a relative 1e-3 (1e-3 if it is 0).
 A check that no mutant of a hyperparameter fails leaves it untested."""
 
 import inspect
+import math
 
 from tf_bridge import testing
 
@@ -37,6 +38,30 @@ def perturbed(declaration, point, name, relative=PERTURBATION):
   if not isinstance(value, (int, float)) or isinstance(value, bool):
     return None
   return {**point, name: value * (1 + relative) if value else relative}
+
+
+def search_order(declaration, points, name):
+  """`points` (argument dicts, the first the check's own point) in the
+  order a mutant of `name` should try them, as (index, point): the first,
+  then those that set `name` (a grid point sets an argument to make it
+  bind), the farthest from its default first, then the rest. A mutant
+  killed at its first try spares the reference runs of the points it would
+  have visited in vain."""
+  default = value_at(declaration, {}, name)
+
+  def distance(value):
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                  for v in (value, default))
+    if not numbers or value == default:
+      return 0.0
+    if not value or not default:
+      return math.inf
+    return abs(math.log(abs(value / default)))
+
+  setting = sorted((i for i, point in enumerate(points) if i and name in point),
+                   key=lambda i: -distance(points[i][name]))
+  rest = [i for i in range(1, len(points)) if i not in setting]
+  return [(i, points[i]) for i in [0, *setting, *rest]]
 
 
 def fed(declaration, mutant):

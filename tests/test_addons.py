@@ -347,7 +347,7 @@ def test_every_hyperparameter_mutant_parts_from_formula(name):
     if hyperparameter in UNREAD.get(name, ()):
       continue
     killed = False
-    for kwargs in grid:
+    for _, kwargs in mutants.search_order(declaration, grid, hyperparameter):
       point = {**kwargs, "learning_rate": learning_rate}
       mutant = mutants.perturbed(declaration, point, hyperparameter)
       for scale in (1.0, 1e-4):

@@ -200,13 +200,13 @@ def test_keras3_bridged_sparse_grid(declaration, point):
     for d in SPARSE_TRUTH])
 def test_every_mutant_parts_from_native_sparse(declaration):
   """The sparse check kills each hyperparameter mutant at the default point
-  or at the first grid point where it binds, and a bridge that densifies
-  the gradient wherever native's sparse kernel computes otherwise than its
-  dense one."""
+  or at a grid point where it binds (`mutants.search_order`), and a bridge
+  that densifies the gradient wherever native's sparse kernel computes
+  otherwise than its dense one."""
   survivors = []
   points = [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]
   for hyperparameter in mutants.numeric_hyperparameters(declaration):
-    for point in points:
+    for _, point in mutants.search_order(declaration, points, hyperparameter):
       mutant = mutants.perturbed(declaration, point, hyperparameter)
       if mutant is None:
         continue

@@ -6,9 +6,9 @@ that parameter (Adafactor's factored moments like its rows and columns),
 after jitted steps and as `init` builds it, from the params or from
 abstract params carrying their shardings.
 
-The device count is fixed when JAX starts, so each mesh runs in a process
-of its own (tests/scripts/sharded.py); one test per mesh, so that the two
-processes run on two workers.
+The device count is fixed when JAX starts, so the meshes run in a process
+of their own (tests/scripts/sharded.py), which compiles the single-device
+reference once for both.
 """
 
 import json
@@ -22,9 +22,14 @@ from ports import SHARDED_CASES
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "sharded.py"
 
+# One worker runs this module (README runs pytest with --dist loadgroup),
+# so its process runs once.
+pytestmark = pytest.mark.xdist_group("sharding")
 
-def report(axis_type):
-  result = subprocess.run([sys.executable, str(SCRIPT), axis_type],
+
+@pytest.fixture(scope="module")
+def reports():
+  result = subprocess.run([sys.executable, str(SCRIPT)],
                           capture_output=True, text=True, timeout=1200,
                           check=False)
   assert result.returncode == 0, result.stderr[-3000:]
@@ -33,8 +38,8 @@ def report(axis_type):
 
 @pytest.mark.parametrize("axis_type", ["Auto", "Explicit"])
 def test_every_port_sharded_like_its_params_and_equal_to_one_device(
-    axis_type):
-  found = report(axis_type)
+    reports, axis_type):
+  found = reports[axis_type]
   assert found["devices"] == 8
   # Gradient accumulation's two branches agree on every layout, whatever
   # layout the gradients and the state come in (on an Explicit mesh the

@@ -1,8 +1,8 @@
 """JAX state sharded like its params over 8 virtual CPU devices.
 
-Run as a process of its own (the device count is fixed when JAX starts),
-with the mesh's axis type (`Auto` or `Explicit`) as argument: prints a JSON
-report. For every port of `ports.SHARDED_CASES`: the largest difference
+Run as a process of its own (the device count is fixed when JAX starts):
+prints a JSON report per mesh axis type (`Auto` and `Explicit`), both
+against one run on one device. For every port of `ports.SHARDED_CASES`: the largest difference
 from the same steps on one device, the state leaves that mirror a parameter
 but are laid out otherwise, and, for Adafactor, the factored moments laid
 out otherwise than their parameter's rows and columns.
@@ -193,12 +193,19 @@ def accumulation(mesh, params, grads):
   return found
 
 
-def main(axis_type):
-  mesh = jax.make_mesh((4, 2), ("data", "model"),
-                       axis_types=(AxisType[axis_type],) * 2)
+def main():
+  """A report per mesh axis type, against one single-device run."""
   params, grads = problem()
   transforms = [factory(**kwargs) for _, factory, kwargs in SHARDED_CASES]
   singles = run(transforms, params, grads, None)
+  print(json.dumps({axis_type: mesh_report(axis_type, transforms, singles,
+                                           params, grads)
+                    for axis_type in ("Auto", "Explicit")}))
+
+
+def mesh_report(axis_type, transforms, singles, params, grads):
+  mesh = jax.make_mesh((4, 2), ("data", "model"),
+                       axis_types=(AxisType[axis_type],) * 2)
   shardeds = run(transforms, params, grads, mesh)
   shardings = jax.tree.map(lambda spec: NamedSharding(mesh, spec), SPECS,
                            is_leaf=is_spec)
@@ -249,8 +256,8 @@ def main(axis_type):
       result["control: replicated state"] = mismatched_shardings(replicated,
                                                                  mesh)
     report["cases"][name] = result
-  print(json.dumps(report))
+  return report
 
 
 if __name__ == "__main__":
-  main(sys.argv[1])
+  main()
