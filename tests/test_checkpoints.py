@@ -484,13 +484,20 @@ def test_the_command_names_what_it_cannot_do(tmp_path, capsys):
 
 
 def keras3_model(name, initial=None):
+  """Dense(3), Dense(1) on 2 inputs, starting from `initial` or from fixed
+  weights: a control's parting must not depend on a random start (Lion
+  steps by a sign, and from some starts a reset momentum gives the same
+  signs for the control's steps)."""
   import keras  # pylint: disable=import-outside-toplevel
   model = keras.Sequential([keras.Input((2,)),
                             keras.layers.Dense(3, name="dense"),
                             keras.layers.Dense(1, name="dense_1")],
                            name=name)
-  if initial is not None:
-    model.set_weights(initial)
+  if initial is None:
+    rng = np.random.default_rng(0)
+    initial = [rng.standard_normal(w.shape).astype(np.float32) * 0.5
+               for w in model.get_weights()]
+  model.set_weights(initial)
   return model
 
 
