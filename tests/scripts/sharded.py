@@ -2,10 +2,11 @@
 
 Run as a process of its own (the device count is fixed when JAX starts):
 prints a JSON report per mesh axis type (`Auto` and `Explicit`), both
-against one run on one device. For every port of `ports.SHARDED_CASES`: the largest difference
-from the same steps on one device, the state leaves that mirror a parameter
-but are laid out otherwise, and, for Adafactor, the factored moments laid
-out otherwise than their parameter's rows and columns.
+against one run on one device. For every port of `ports.SHARDED_CASES`:
+the largest difference from the same steps on one device, the state leaves
+that mirror a parameter but are laid out otherwise, and, for Adafactor, the
+factored moments laid out otherwise than their parameter's rows and
+columns.
 """
 
 import json
