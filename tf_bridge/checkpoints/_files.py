@@ -39,11 +39,12 @@ def read(path: str, transform: Any, *, model: Any = None
     return _keras3.read(path, transform, model)
   if _orbax.is_orbax(path):
     return _orbax.restore(path, transform)
-  tensors = _bundle.read_bundle(path)
-  owner = _keras3.object_owner(tensors)
-  if owner is not None:
-    return _keras3.read_object(_bundle.checkpoint_prefix(path), tensors,
+  names = _bundle.bundle_keys(path)
+  owner = _keras3.object_owner(names)
+  if owner is not None:  # TensorFlow restores it: no tensor read here.
+    return _keras3.read_object(_bundle.checkpoint_prefix(path), names,
                                owner, transform, model)
+  tensors = _bundle.read_bundle(path)
   if model is not None:
     raise ValueError(
         "model= is for files of Keras 3 optimizers, which keep their "

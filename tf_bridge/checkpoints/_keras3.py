@@ -49,13 +49,13 @@ def object_owner(keys: Iterable[str]) -> str | None:
   return owners.pop() if len(owners) == 1 else None
 
 
-def _object_count(tensors: Mapping[str, Any], owner: str) -> int:
+def _object_count(keys: Iterable[str], owner: str) -> int:
   prefix = f"{owner}/_variables/"
-  return 1 + max((int(key[len(prefix):].split("/")[0]) for key in tensors
+  return 1 + max((int(key[len(prefix):].split("/")[0]) for key in keys
                   if key.startswith(prefix)), default=1)
 
 
-def read_object(path: str, tensors: Mapping[str, Any], owner: str,
+def read_object(path: str, keys: Iterable[str], owner: str,
                 transform: Any, model: Any
                 ) -> tuple[dict[str, np.ndarray], Any]:
   """`read` of a TF2 object-based checkpoint holding a Keras 3 optimizer
@@ -66,7 +66,7 @@ def read_object(path: str, tensors: Mapping[str, Any], owner: str,
   _require(model, path)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(
-      transform, variables, _object_count(tensors, owner), path)
+      transform, variables, _object_count(keys, owner), path)
   tf.train.Checkpoint(**{owner: optimizer}).read(path).expect_partial()
   return _port_state(optimizer, declaration, variables, transform)
 

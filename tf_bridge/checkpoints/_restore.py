@@ -54,7 +54,8 @@ def restore(path: str, model: Any, optimizer: Any, *,
   weights = list(model.weights)
   matched = _match(keys.params, weights, model, assignment_map, path)
   # Every value is checked before any is assigned: a file that does not fit
-  # leaves the model and the optimizer as they were.
+  # leaves the model's weights and the optimizer's state as they were (an
+  # optimizer not built yet is built, with fresh state).
   assignments = [(weights[index], _checked(tensors, keys.params[name],
                                             weights[index], path))
                  for index, name in matched.items()]
