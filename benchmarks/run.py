@@ -111,15 +111,13 @@ def main(argv=None) -> int:
   records = with_roofline_fractions(records)
   memory_shape = next(iter(shapes))
   memory = []
-  implementations = JAX_IMPLEMENTATIONS + (TF_IMPLEMENTATIONS if with_tf
-                                           else [])
+  frameworks = [JAX_IMPLEMENTATIONS] + ([TF_IMPLEMENTATIONS] if with_tf
+                                        else [])
   # A process of its own per implementation; a smoke run's figures mean
   # nothing, so it measures each framework's in one process.
-  if args.smoke:
-    batches = [JAX_IMPLEMENTATIONS] + ([TF_IMPLEMENTATIONS] if with_tf
-                                       else [])
-  else:
-    batches = [[implementation] for implementation in implementations]
+  batches = frameworks if args.smoke else [
+      [implementation] for framework in frameworks
+      for implementation in framework]
   for batch in batches:
     task = {"kind": "memory", "implementations": batch, "algorithm": "adam",
             "shapes": shapes[memory_shape], "steps": 3}
