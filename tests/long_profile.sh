@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
+# Every bridged class with its variables on two devices: prints any error.
+PYTHONPATH=. "$python" tests/scripts/device_groups.py --all | "$python" -c \
+  'import json, sys; r = json.load(sys.stdin); bad = {k: v for k, v in r.items() if "error" in v}; print(bad or f"{len(r)} classes equal their ports"); sys.exit(bool(bad))'
 # shellcheck disable=SC2086
 "$python" -m mutmut run ${MUTANTS:-"*__mutmut_*0" "*__mutmut_*5"}
 "$python" -m mutmut results

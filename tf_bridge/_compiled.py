@@ -73,6 +73,14 @@ def compiled_step(step: Callable[..., Any], layout: StateLayout,
   return shared
 
 
+def converted(step: Callable[..., Any], layout: StateLayout,
+              sparse: tuple[bool, ...]) -> Any:
+  """The JAX `step` over `layout`'s variables as a `tf.function`, not
+  shared (the stored leaves in the layout's leaf order)."""
+  return _convert(step, _polymorphic_shapes(
+      sparse, [layout.param_specs[k].shape[1:] for k in layout.keys]))
+
+
 def to_tensorflow(function: Callable[..., Any],
                   polymorphic_shapes: Any = None) -> Callable[..., Any]:
   """`function` (JAX) as a TensorFlow function: `jax2tf.convert`, one

@@ -19,7 +19,7 @@ import jaxopt_port
 from jaxopt_port import _row_sparse
 from jaxopt_port._base import weight_decay_term
 from jaxopt_port._nonfinite import all_finite
-from tf_bridge import _compiled
+from tf_bridge import _compiled, _device_groups
 from tf_bridge._arguments import is_bridged
 from tf_bridge._configured import ConfiguredTransform
 from tf_bridge._layout import StateLayout, StateLeaf, precision
@@ -142,9 +142,15 @@ class FusedTransform(ConfiguredTransform):
     variable has no gradient. One `extended.update` call hands
     `update_on_device` each device's component of every mirrored variable
     and gradient, so each device runs one XLA call for all its variables
-    (`decay`: see `converted_step`).
+    (`decay`: see `converted_step`). Variables living on several devices
+    (parameter servers) run one call per device (`_device_groups`).
     """
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    groups = _device_groups.by_device(variables)
+    if len(groups) > 1:
+      return _device_groups.apply(self, distribution, groups, variables,
+                                  grads, state_variables, learning_rate,
+                                  iterations, decay)
     present = tuple(g is not None for g in grads)
     iterations = tf.cast(tf.convert_to_tensor(iterations), tf.int32)
     # The compiled step takes the stored leaves in an order independent of
@@ -249,8 +255,8 @@ class FusedTransform(ConfiguredTransform):
       self._steps[key] = jax.jit(self._jax_step(present, sparse, decay))
     return self._steps[key]
 
-  def _jax_step(self, present, sparse, decay):
-    layout = self.layout
+  def _jax_step(self, present, sparse, decay, layout=None):
+    layout = layout or self.layout
     keys, treedef, roles = layout.keys, layout.treedef, layout.roles
 
     def step(params, grads, stored_leaves, learning_rate, row_indices,
