@@ -13,6 +13,7 @@ a graph and session. K steps, a file, N steps more.
 import importlib
 import inspect
 import os
+import re
 import warnings
 
 import numpy as np
@@ -773,6 +774,20 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
     with pytest.raises(ValueError, match="holds 14 optimizer variables, and "
                        "keras's Adam keeps 10"):
       checkpoints.read(saved, declaration.make_port(), model=again)
+    # A param of another shape is refused by name, before the model takes
+    # any param.
+    before = [np.asarray(v.numpy()) for v in reader.trainable_variables]
+    wrong = dict(params)
+    last = list(wrong)[-1]
+    wrong[last] = np.zeros((7,), np.float32)
+    with pytest.raises(ValueError, match=re.escape(
+        f"params[{last!r}] has shape (7,), and the model's variable has "
+        f"shape {tuple(params[last].shape)}.")):
+      checkpoints.write(str(tmp_path / "wrong.weights.h5"), wrong, state,
+                        transform, like=saved, model=reader)
+    assert all(np.array_equal(a, np.asarray(v.numpy())) for a, v in zip(
+        before, reader.trainable_variables))
+    assert not (tmp_path / "wrong.weights.h5").exists()
     del keras
 
 

@@ -129,8 +129,9 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
     raise ValueError(f"Keras 3 weights are written to a `.weights.h5` file, "
                      f"not {path!r}.")
   stored = _optimizer_values(like)
-  model.load_weights(like)
   variables = list(model.trainable_variables)
+  _fitting(variables, params)  # Refused before the model loads anything.
+  model.load_weights(like)
   optimizer, declaration = _optimizer_like(transform, variables, len(stored),
                                            like)
   _assign(optimizer, stored, like)  # What the state leaves out: its rate.
@@ -157,9 +158,8 @@ def _take(optimizer: Any, declaration: catalog.Declaration,
           ) -> None:
   """The model's variables take `params`, the optimizer's `state`."""
   paths = [v.path for v in variables]
-  _keys.same_names(paths, params, "the model (its trainable variables)")
-  for variable in variables:
-    variable.assign(np.asarray(params[variable.path]))
+  for variable, value in zip(variables, _fitting(variables, params)):
+    variable.assign(value)
   by_index = _state.port_of(optimizer, declaration).init(
       [np.asarray(v.numpy()) for v in variables])
   position = {p: i for i, p in enumerate(paths)}
@@ -170,6 +170,16 @@ def _take(optimizer: Any, declaration: catalog.Declaration,
   _state.assign_state(jax.tree.unflatten(jax.tree.structure(by_index),
                                          leaves), optimizer, variables,
                       declaration)
+
+
+def _fitting(variables: list[Any], params: Mapping[str, Any]
+             ) -> list[np.ndarray]:
+  """`params` in the variables' order and dtypes, refused by name unless
+  they are the variables' and each has its variable's shape."""
+  _keys.same_names([v.path for v in variables], params,
+                   "the model (its trainable variables)")
+  return [_keys.fitted(params[v.path], v, f"params[{v.path!r}]",
+                       "the model's variable has shape") for v in variables]
 
 
 def _assign(optimizer: Any, stored: list[np.ndarray], path: str) -> None:
