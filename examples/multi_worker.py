@@ -2,7 +2,12 @@
 machine: a custom training loop (GradientTape, `strategy.run`) with the
 bridged `tf_bridge.Adam` and with native `keras.optimizers.Adam`, and with
 the OptimizerV2 pair (`tf_bridge.legacy.SGD` / tf_keras's, momentum), on
-the same model and data. The bridged runs equal the native ones.
+the same model and data; then tf_keras `model.fit` with
+`tf_bridge.legacy.Adam` and tf_keras's. The bridged runs equal the native
+ones, and the bridged Keras 3 loop and `fit` equal the same programs run in
+one process without a strategy. (Keras 3's own `model.fit`
+fails under this strategy in Keras 3.15, native optimizers included: with
+Keras 3, train in a custom loop as here.)
 
 Run it as it is: it starts the two workers itself, on free ports of
 127.0.0.1 (a worker's `TF_CONFIG` names both).
@@ -39,7 +44,7 @@ def worker(index, ports, out):
   options.experimental_distribute.auto_shard_policy = (
       tf.data.experimental.AutoShardPolicy.DATA)
 
-  def train(library, make_optimizer):
+  def train(library, make_optimizer, strategy=strategy):
     with strategy.scope():
       library.utils.set_random_seed(0)
       model = library.Sequential([
@@ -67,6 +72,20 @@ def worker(index, ports, out):
             "final": [np.asarray(v.numpy()).tolist()
                       for v in model.trainable_variables]}
 
+  def fit(make_optimizer, strategy):
+    with strategy.scope():
+      tf_keras.utils.set_random_seed(0)
+      model = tf_keras.Sequential([
+          tf_keras.Input((8,)), tf_keras.layers.Dense(16, activation="tanh"),
+          tf_keras.layers.Dense(1)])
+      model.compile(optimizer=make_optimizer(), loss="mse")
+    initial = [w.tolist() for w in model.get_weights()]
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(
+        GLOBAL_BATCH).with_options(options)
+    model.fit(dataset, epochs=1, steps_per_epoch=STEPS, verbose=0)
+    return {"initial": initial,
+            "final": [w.tolist() for w in model.get_weights()]}
+
   runs = {
       "keras.Adam": train(keras, lambda: keras.optimizers.Adam(0.01)),
       "tf_bridge.Adam": train(keras, lambda: tf_bridge.Adam(0.01)),
@@ -74,8 +93,16 @@ def worker(index, ports, out):
           tf_keras.optimizers.legacy.SGD(0.05, momentum=0.9))),
       "tf_bridge.legacy.SGD": train(tf_keras, lambda: (
           tf_bridge.legacy.SGD(0.05, momentum=0.9))),
+      "fit tf_keras.legacy.Adam": fit(
+          lambda: tf_keras.optimizers.legacy.Adam(0.01), strategy),
+      "fit tf_bridge.legacy.Adam": fit(lambda: tf_bridge.legacy.Adam(0.01),
+                                       strategy),
   }
   if index == 0:
+    runs["tf_bridge.Adam, one process"] = train(
+        keras, lambda: tf_bridge.Adam(0.01), tf.distribute.get_strategy())
+    runs["fit tf_bridge.legacy.Adam, one process"] = fit(
+        lambda: tf_bridge.legacy.Adam(0.01), tf.distribute.get_strategy())
     with open(out, "w", encoding="utf-8") as file:
       json.dump({"workers": strategy.cluster_resolver.cluster_spec()
                             .num_tasks("worker"), "runs": runs}, file)
@@ -109,14 +136,18 @@ def main():
     return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v))))
                for u, v in zip(a, b))
 
-  for native, bridged in (("keras.Adam", "tf_bridge.Adam"),
-                          ("tf_keras.legacy.SGD", "tf_bridge.legacy.SGD")):
-    assert runs[native]["initial"] == runs[bridged]["initial"]
-    difference = largest_difference(runs[native]["final"],
+  for reference, bridged in (
+      ("keras.Adam", "tf_bridge.Adam"),
+      ("tf_keras.legacy.SGD", "tf_bridge.legacy.SGD"),
+      ("tf_bridge.Adam, one process", "tf_bridge.Adam"),
+      ("fit tf_keras.legacy.Adam", "fit tf_bridge.legacy.Adam"),
+      ("fit tf_bridge.legacy.Adam, one process", "fit tf_bridge.legacy.Adam")):
+    assert runs[reference]["initial"] == runs[bridged]["initial"]
+    difference = largest_difference(runs[reference]["final"],
                                     runs[bridged]["final"])
-    moved = largest_difference(runs[native]["final"],
-                               runs[native]["initial"])
-    print(f"2 workers, {STEPS} steps: {bridged} vs {native}: max |diff| "
+    moved = largest_difference(runs[reference]["final"],
+                               runs[reference]["initial"])
+    print(f"2 workers, {STEPS} steps: {bridged} vs {reference}: max |diff| "
           f"{difference:.2e} (the weights moved by up to {moved:.2e})")
     assert difference <= 1e-6
     assert moved > 1e-2

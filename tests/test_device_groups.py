@@ -42,10 +42,10 @@ SERVER_CASES = ["legacy.Adam", "legacy.Nadam", "legacy.SGD",
 @pytest.mark.xdist_group("parameter_servers")
 @pytest.mark.parametrize("case", SERVER_CASES)
 def test_two_parameter_servers_equal_native(servers, case):
-  """Custom loops (`ClusterCoordinator.schedule`, one worker) and tf_keras
-  `fit` with a partitioned embedding: the weights spread over both
-  servers, trained, and equal to the native class's under the same
-  strategy."""
+  """Custom loops (`ClusterCoordinator.schedule` on two workers, each step
+  joined) and tf_keras `fit` with partitioned weights: the weights spread
+  over both servers, trained, and equal to the native class's under the
+  same strategy."""
   assert servers[case]["servers"] == 2
   assert servers[case]["moved"] > 0.05
   assert servers[case]["max_abs_diff"] < 1e-6

@@ -21,7 +21,8 @@ def run(*arguments, cwd=EXAMPLES):
     ("flax_nnx.py", "bit-identical to the uninterrupted run"),
     ("flax_linen.py", "bit-identical to the uninterrupted run"),
     ("jax_distributed.py", "state sharded like the params"),
-    ("multi_worker.py", "tf_bridge.legacy.SGD vs tf_keras.legacy.SGD"),
+    ("multi_worker.py", "fit tf_bridge.legacy.Adam vs "
+     "fit tf_bridge.legacy.Adam, one process"),
     ("embedding_lazy_adam.py", "untouched rows and their moments unchanged"),
 ])
 def test_example_runs(script, expected):

@@ -1,6 +1,8 @@
-"""Trains under `ParameterServerStrategy` with two parameter servers and one
-worker (in-process servers on loopback): each bridged class and its native
-twin run the same program; prints, per case, the largest difference of
+"""Trains under `ParameterServerStrategy` with two parameter servers and two
+workers (in-process servers on loopback), one step at a time (each step
+joined before the next is scheduled, on whichever worker is free: a
+repeatable run): each bridged class and its native twin run the same
+program; prints, per case, the largest difference of
 their final weights, how far the weights moved, and on how many servers the
 variables live, as JSON. Then a bridged optimizer whose update of a
 variable reads another's (`skip_nonfinite`) is refused with its error.
@@ -97,26 +99,25 @@ def custom_loop(strategy, coordinator, make_optimizer, legacy):
   for tokens, targets in batches()[:STEPS]:
     coordinator.schedule(step, args=(tf.constant(tokens),
                                      tf.constant(targets)))
-    coordinator.join()  # One worker, one step at a time: deterministic.
+    coordinator.join()
   return initial, model.get_weights(), model
 
 
 def partitioned_fit(strategy, make_optimizer):
-  """tf_keras `model.fit` with the embedding table in two shards (a
-  `variable_partitioner`), one epoch of `STEPS` steps."""
+  """tf_keras `model.fit` with every weight in two shards (a
+  `variable_partitioner`): `STEPS` epochs of one step (`fit` joins its
+  workers at each epoch's end), each on the same batch (whichever worker
+  runs it): a repeatable run."""
   with strategy.scope():
     model = model_of(tf_keras.layers, tf_keras, partitioned=True)
-    model.compile(optimizer=make_optimizer(), loss="mse",
-                  steps_per_execution=1)
+    model.compile(optimizer=make_optimizer(), loss="mse")
   initial = model.get_weights()
-  tokens = np.concatenate([t for t, _ in batches()])
-  targets = np.concatenate([t for _, t in batches()])
 
   def dataset(_):
-    return tf.data.Dataset.from_tensor_slices((tokens, targets)).batch(4)
+    return tf.data.Dataset.from_tensors(batches()[0]).repeat()
 
-  model.fit(tf_keras.utils.experimental.DatasetCreator(dataset), epochs=1,
-            steps_per_epoch=STEPS, verbose=0)
+  model.fit(tf_keras.utils.experimental.DatasetCreator(dataset),
+            epochs=STEPS, steps_per_epoch=1, verbose=0)
   return initial, model.get_weights(), model
 
 
@@ -131,7 +132,7 @@ def largest_difference(a, b):
 
 
 def main():
-  resolver = in_process_cluster(servers=2, workers=1)
+  resolver = in_process_cluster(servers=2, workers=2)
   strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
   partitioned = tf.distribute.experimental.ParameterServerStrategy(
       resolver, variable_partitioner=(
