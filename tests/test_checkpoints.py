@@ -164,6 +164,106 @@ def test_tf2_checkpoint_continues_in_jax_and_back(name, bridged, tmp_path):
                                    native_more, rtol=1e-5, atol=1e-6)
 
 
+# TF Addons' wrappers of tf_keras's Adam (bridged: TFA cannot run beside
+# TF 2.21; their variables and numbers are TFA 0.23's, test_tfa_originals),
+# with their ports; settings under which the wrapper's own slots change
+# within the continuation.
+WRAPPERS = {
+    "lookahead": ("Lookahead", {"sync_period": 2}, "slow"),
+    "moving_average": ("MovingAverage", {"average_decay": 0.5}, "average"),
+    "swa": ("SWA", {"start_averaging": 1, "average_period": 1}, "average"),
+}
+
+
+class WrapperProgram(Tf2Program):
+  """`Tf2Program` with a TF Addons wrapper of tf_keras's Adam."""
+
+  def __init__(self, name, initial):  # pylint: disable=super-init-not-called
+    import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
+    from tf_bridge.legacy import addons  # pylint: disable=import-outside-toplevel
+    class_name, settings, self.slot = WRAPPERS[name]
+    self.optimizer = getattr(addons, class_name)(
+        tf_bridge.legacy.Adam(0.1), **settings)
+    self.variables = [tf.Variable(v, name=path.replace("/", "_"))
+                      for v, path in zip(initial, PATHS)]
+    model = tf.Module()
+    model.dense = tf.Module()
+    model.dense.kernel, model.dense.bias = self.variables[:2]
+    self.checkpoint = tf.train.Checkpoint(
+        model=model, late=self.variables[2], optimizer=self.optimizer)
+
+  def own_slots(self):
+    return [self.optimizer.get_slot(v, self.slot).numpy()
+            for v in self.variables]
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_a_tfa_wrapper_checkpoint_continues_in_jax_and_back(name, tmp_path):
+  """A wrapper's file: its own slots (`slow`, `average`) and its inner
+  optimizer's (`m`, `v`, under the wrapper's object) read into the port's
+  state, whose continuation equals the program's, slots included; written
+  back, the program continues on the port's trajectory. Reading the inner
+  optimizer's slots as fresh ones parts."""
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  _, settings, slot = WRAPPERS[name]
+  transform = getattr(jaxopt_port.addons, name)(
+      jaxopt_port.legacy.adam(0.1), **settings)
+  initial, gradients = problem(2)
+  program = WrapperProgram(name, initial)
+  program.steps(gradients[:K], trained=2)
+  first = program.checkpoint.write(str(tmp_path / "first"))
+  native = program.steps(gradients[K:K + N])
+  native_slots = program.own_slots()
+  last = program.checkpoint.write(str(tmp_path / "last"))
+  native_more = program.steps(gradients[K + N:])
+
+  params, state = checkpoints.read(first, transform)
+  continued, params, state = port_steps(transform, params, state,
+                                        gradients[K:K + N])
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the wrapper's file",
+                               initial=initial)
+  testing.compare_trajectories(
+      [[np.asarray(getattr(state, slot)[p]) for p in PATHS]], [native_slots],
+      rtol=1e-5, atol=1e-6, actual_name=f"the port's {slot}")
+  _, fresh_inner = checkpoints.read(first, transform)
+  fresh_inner = fresh_inner._replace(inner_state=transform.init(
+      params).inner_state)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(
+        port_steps(transform, checkpoints.read(first, transform)[0],
+                   fresh_inner, gradients[K:K + N])[0],
+        native, rtol=1e-5, atol=1e-6)
+
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=last)
+  restored = WrapperProgram(name, [np.zeros_like(v) for v in initial])
+  restored.checkpoint.read(str(tmp_path / "back")).expect_partial()
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="the wrapper from the port's file")
+  testing.compare_trajectories([restored.own_slots()],
+                               [program.own_slots()], rtol=1e-5, atol=1e-6,
+                               actual_name=f"the restored {slot}")
+
+
+def test_a_wrapper_file_read_with_a_plain_port_is_refused(tmp_path):
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  initial, gradients = problem(2)
+  program = WrapperProgram("lookahead", initial)
+  program.steps(gradients[:K])
+  path = program.checkpoint.write(str(tmp_path / "ckpt"))
+  with pytest.raises(ValueError, match=re.escape(
+      f"{path!r} holds a TF Addons wrapper and the optimizer it wraps, and "
+      "the transform is the port of one optimizer: read it with the port")):
+    checkpoints.read(path, jaxopt_port.legacy.adam(0.1))
+  with pytest.raises(ValueError, match=re.escape(
+      f"{path!r} (its wrapped optimizer, optimizer/lh_base_optimizer) does "
+      "not hold this transform's slots: missing momentum; extra m, v.")):
+    checkpoints.read(path, jaxopt_port.addons.lookahead(
+        jaxopt_port.legacy.sgd(0.1, momentum=0.9), sync_period=2))
+
+
 TF1_PATHS = ("dense/kernel", "dense/bias", "late")
 
 

@@ -141,7 +141,8 @@ def _filled(tensors: dict[str, np.ndarray], keys: _keys.Keys,
       tensors[key] = _keys.fitted(leaf, tensors[key],
                                   f"The state's {_name(leaf_path)}",
                                   f"{key!r} of {where}")
-    elif leaf_path[0].name == "slots" and not np.array_equal(leaf, initial):
+    elif isinstance(leaf_path[-1], jax.tree_util.DictKey) and not (
+        np.array_equal(leaf, initial)):
       raise ValueError(
           f"{where} has no slot {_name(leaf_path)} (its variable had no "
           "gradient yet when it was saved), and the state's differs from a "
@@ -159,15 +160,28 @@ def _file_keys(tensors: Mapping[str, np.ndarray], transform: Any,
 
 
 def _check_slots(keys: _keys.Keys, expected: _keys.Expected,
-                 path: str) -> None:
+                 path: str, inner: bool = False) -> None:
   """Refuses a file whose slots are not the state's, naming the difference
-  and the optimizer the file's slots point to."""
+  and the optimizer the file's slots point to (and so for a wrapper's
+  `inner` optimizer)."""
+  where = (f"{path!r} (its wrapped optimizer, {keys.optimizer})" if inner
+           else repr(path))
   if expected.other_fields:
     raise ValueError(
         f"The transform's state holds {', '.join(expected.other_fields)}, "
-        f"which a TF checkpoint such as {path!r} does not: read it with the "
+        f"which a TF checkpoint such as {where} does not: read it with the "
         "port of the optimizer that wrote it (jaxopt_port.legacy.<name>, "
         "jaxopt_port.tf1.<name>, jaxopt_port.addons.<name>).")
+  if (expected.inner is None) != (keys.inner is None):
+    holds = ("a TF Addons wrapper and the optimizer it wraps" if keys.inner
+             else "one optimizer, no wrapper")
+    transform = ("a wrapper's port" if expected.inner
+                 else "the port of one optimizer")
+    raise ValueError(
+        f"{where} holds {holds}, and the transform is {transform}: read it "
+        "with the port of the optimizer that wrote it "
+        "(jaxopt_port.addons.lookahead(jaxopt_port.legacy.adam(...)) for "
+        "TF Addons' Lookahead of tf_keras's Adam).")
   found = set(keys.slots)
   missing = [s for s in expected.slots if s not in found]
   extra = sorted(found - set(expected.slots))
@@ -175,15 +189,17 @@ def _check_slots(keys: _keys.Keys, expected: _keys.Expected,
     points_to = (_keys.tf2_suggestion(found) if keys.dialect == _keys.TF2
                  else f"an optimizer named {keys.optimizer!r}")
     raise ValueError(
-        f"{path!r} does not hold this transform's slots: missing "
+        f"{where} does not hold this transform's slots: missing "
         f"{', '.join(missing) or 'none'}; extra {', '.join(extra) or 'none'}."
         f" Its slots ({', '.join(sorted(found)) or 'none'}) point to "
         f"{points_to}.")
   absent = [s for s in expected.scalars if s not in keys.scalars]
   if absent:
     raise ValueError(
-        f"{path!r} does not hold the optimizer's {', '.join(absent)}, which "
+        f"{where} does not hold the optimizer's {', '.join(absent)}, which "
         "the transform's state keeps: was it written by another optimizer?")
+  if expected.inner is not None:
+    _check_slots(keys.inner, expected.inner, path, inner=True)
 
 
 def _key_of(leaf_path: tuple[Any, ...], keys: _keys.Keys) -> str | None:
@@ -191,6 +207,10 @@ def _key_of(leaf_path: tuple[Any, ...], keys: _keys.Keys) -> str | None:
   field = leaf_path[0].name
   if field == "iterations":
     return keys.counter
+  if field == "inner_state":
+    return _key_of(leaf_path[1:], keys.inner)
+  if field != "slots":  # A wrapper's per-variable field.
+    return keys.slots.get(field, {}).get(leaf_path[1].key)
   slot = leaf_path[1].name
   if len(leaf_path) == 2:
     return keys.scalars[slot]
@@ -198,8 +218,10 @@ def _key_of(leaf_path: tuple[Any, ...], keys: _keys.Keys) -> str | None:
 
 
 def _name(leaf_path: tuple[Any, ...]) -> str:
+  if leaf_path[0].name == "inner_state":
+    return f"inner optimizer's {_name(leaf_path[1:])}"
   if leaf_path[0].name == "iterations":
     return "iterations"
-  if len(leaf_path) == 2:
-    return leaf_path[1].name
-  return f"{leaf_path[1].name} of variable {leaf_path[2].key!r}"
+  if isinstance(leaf_path[-1], jax.tree_util.DictKey):
+    return f"{leaf_path[-2].name} of variable {leaf_path[-1].key!r}"
+  return leaf_path[1].name

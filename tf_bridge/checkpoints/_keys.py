@@ -43,25 +43,38 @@ _NAMED_SLOT_GENERATIONS = (catalog.LEGACY, catalog.TF1, catalog.ADDONS)
 @dataclasses.dataclass(frozen=True)
 class Expected:
   """What a transform's state holds: per-variable slots and shared scalars,
-  by name."""
+  by name; a TF Addons wrapper's (Lookahead, MovingAverage, SWA) its own
+  per-variable fields (`slow`, `average`) as slots, and its inner
+  optimizer's state as `inner`."""
   slots: tuple[str, ...]
   scalars: tuple[str, ...]
   other_fields: tuple[str, ...]
+  inner: "Expected | None" = None
 
   @classmethod
   def of(cls, state: Any) -> "Expected":
     slots, scalars, other = [], [], []
+    inner = None
     for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
       field = path[0].name
       if field == "iterations":
         continue
-      if field != "slots":
-        other.append(field)
+      if field == "inner_state" and inner is None:
+        inner = cls.of(getattr(state, "inner_state"))
+      elif field == "inner_state":
+        continue
+      elif field != "slots":
+        if len(path) == 2 and isinstance(path[1], jax.tree_util.DictKey):
+          if field not in slots:
+            slots.append(field)  # A wrapper's per-variable field.
+        else:
+          other.append(field)
       elif len(path) == 2:
         scalars.append(path[1].name)
       elif path[1].name not in slots:
         slots.append(path[1].name)
-    return cls(tuple(slots), tuple(scalars), tuple(dict.fromkeys(other)))
+    return cls(tuple(slots), tuple(scalars), tuple(dict.fromkeys(other)),
+               inner)
 
 
 @dataclasses.dataclass
@@ -75,6 +88,9 @@ class Keys:
   # keep in its state.
   scalars: dict[str, str]
   counter: str | None  # key of the step count
+  # A TF Addons wrapper's inner optimizer (its slots and variables), which
+  # shares the wrapper's count.
+  inner: "Keys | None" = None
 
 
 def reads_the_count(transform: Any) -> bool:
@@ -99,7 +115,8 @@ def _is_float(value: np.ndarray) -> bool:
 
 def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
   """The keys of a TF2 object-based checkpoint, read from its key names
-  alone (one optimizer per file)."""
+  alone (one optimizer per file, or a TF Addons wrapper and the optimizer
+  it wraps, saved under it)."""
   values = {key[:-len(_VALUE)]: key for key in tensors if key.endswith(_VALUE)}
   by_optimizer: dict[str, dict[str, dict[str, str]]] = {}
   for name, key in values.items():
@@ -109,7 +126,9 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
       by_optimizer.setdefault(owner, {}).setdefault(slot, {})[variable] = key
   owners = set(by_optimizer) | {name.rsplit("/", 1)[0] for name in values
                                 if name.endswith("/iter")}
-  if len(owners) > 1:
+  wrapped = [inner for inner in owners for outer in owners
+             if inner.startswith(outer + "/")]
+  if len(owners) - len(wrapped) > 1 or len(wrapped) > 1:
     raise ValueError(
         f"{path!r} holds the state of {len(owners)} optimizers "
         f"({', '.join(sorted(owners))}); read a checkpoint of one.")
@@ -118,12 +137,28 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
         f"{path!r} holds no optimizer state (no slot under "
         "`.OPTIMIZER_SLOT` and no `iter`): it was saved without its "
         "optimizer, or before the optimizer's first step.")
-  owner = owners.pop()
+  owner, = owners - set(wrapped)
+  keys = _owner_keys(tensors, values, by_optimizer, owner, path)
+  if wrapped:
+    inner = _owner_keys(tensors, values, by_optimizer, wrapped[0], path)
+    keys.inner = dataclasses.replace(inner, params=keys.params,
+                                     counter=keys.counter)
+  return keys
+
+
+def _owner_keys(tensors: Mapping[str, np.ndarray], values: dict[str, str],
+                by_optimizer: dict[str, dict[str, dict[str, str]]],
+                owner: str, path: str) -> Keys:
+  """The keys of the optimizer saved at `owner` in a TF2 checkpoint (its
+  values by name without `/.ATTRIBUTES/VARIABLE_VALUE`, its slots by
+  optimizer)."""
   slots = by_optimizer.get(owner, {})
-  slot_keys = {key for per_variable in slots.values()
+  slot_keys = {key for per_owner in by_optimizer.values()
+               for per_variable in per_owner.values()
                for key in per_variable.values()}
   own = {name[len(owner) + 1:]: key for name, key in values.items()
-         if name.startswith(owner + "/") and key not in slot_keys}
+         if name.startswith(owner + "/") and key not in slot_keys
+         and "/" not in name[len(owner) + 1:]}
   params = {name: key for name, key in values.items()
             if key not in slot_keys and not name.startswith(owner + "/")
             and name != "save_counter" and _is_float(tensors[key])}
