@@ -774,6 +774,10 @@ def test_every_generation_pair_restores_its_slots_and_continues(
 
 KERAS3_CASES = [d.name for d in catalog.CATALOG
                 if d.generation == catalog.KERAS]
+# TF1's and TF Addons' optimizers on Keras 3 (`tf_bridge.tf1.Adam`,
+# `tf_bridge.addons.LazyAdam`): the bridged classes write the files.
+KERAS3_HOSTED_CASES = [d.name for d in catalog.CATALOG
+                       if d.generation in (catalog.TF1, catalog.ADDONS)]
 
 
 def port_model_steps(model, transform, params, state, data):
@@ -798,18 +802,19 @@ def keras3_writer(declaration, **kwargs):
   """The native Keras 3 class, or the bridged one where Keras has none on
   TensorFlow (the classics; ScheduleFreeAdamW's TensorFlow backend is the
   defective one, DESIGN.md)."""
-  import tf_bridge  # pylint: disable=import-outside-toplevel
   kwargs = {**declaration.required, **kwargs}
-  if declaration.has_native and declaration.native_backend == "tensorflow":
+  if (declaration.generation == catalog.KERAS and declaration.has_native
+      and declaration.native_backend == "tensorflow"):
     return declaration.make_native(**kwargs)
-  return getattr(tf_bridge, declaration.class_name)(**kwargs)
+  return getattr(importlib.import_module(declaration.bridge_path),
+                 declaration.class_name)(**kwargs)
 
 
-@pytest.mark.parametrize("name", KERAS3_CASES)
+@pytest.mark.parametrize("name", KERAS3_CASES + KERAS3_HOSTED_CASES)
 def test_a_keras3_file_continues_in_jax(name, tmp_path):
   """A Keras 3 model's `.weights.h5` (and `.keras`) with every Keras 3
-  optimizer, every slot: read with the model, the port continues as the
-  model's optimizer does."""
+  optimizer, and TF1's and TF Addons' on Keras 3, every slot: read with the
+  model, the port continues as the model's optimizer does."""
   import keras  # pylint: disable=import-outside-toplevel
   declaration = catalog.lookup(name)
   every = declaration.every_slot_arguments

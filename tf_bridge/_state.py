@@ -91,6 +91,10 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any,
     elif index is None:
       native = getattr(optimizer, attributes.get(slot, "_" + str(slot)),
                        None)
+      if native is None and keras3:
+        # A bridged class's leaf of no variable (TF1 Adam's beta1_power on
+        # Keras 3), named by `Keras3Optimizer._add_state_variable`.
+        native = by_name.get(f"state_{slot}")
     elif slot in attributes and hasattr(optimizer, attributes[slot]):
       native = getattr(optimizer, attributes[slot])[index]
     elif keras3:

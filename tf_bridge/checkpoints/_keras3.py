@@ -7,6 +7,7 @@ optimizer's `_trainable_variables`); so reading one takes the model."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import itertools
 import os
@@ -230,13 +231,13 @@ def _optimizer_like(transform: Any, variables: list[Any], count: int,
                     path: str) -> tuple[Any, catalog.Declaration]:
   """A Keras 3 optimizer keeping the transform's slots, built for
   `variables` with `count` variables: the native class, or the bridged one
-  where Keras has none on TensorFlow (the classics, ScheduleFreeAdamW),
-  whose variables are laid out as native's."""
-  import tf_bridge  # pylint: disable=import-outside-toplevel
+  where Keras has none on TensorFlow (the classics, ScheduleFreeAdamW,
+  TF1's and TF Addons' classes on Keras 3), whose variables are laid out
+  as native's."""
   probe = {"v": jnp.zeros(1)}
   wanted = transform.init(probe)
   for declaration in catalog.CATALOG:
-    if declaration.generation != catalog.KERAS:
+    if declaration.generation == catalog.LEGACY:
       continue
     flags = declaration.every_slot_arguments
     for names in itertools.chain.from_iterable(
@@ -248,10 +249,12 @@ def _optimizer_like(transform: Any, variables: list[Any], count: int,
           is not type(getattr(wanted, "slots", None))
           or _keys.Expected.of(port_state) != _keys.Expected.of(wanted)):
         continue
-      if declaration.has_native and declaration.native_backend == "tensorflow":
+      if (declaration.generation == catalog.KERAS and declaration.has_native
+          and declaration.native_backend == "tensorflow"):
         optimizer = declaration.make_native(**arguments)
       else:
-        optimizer = getattr(tf_bridge, declaration.class_name)(**arguments)
+        optimizer = getattr(importlib.import_module(declaration.bridge_path),
+                            declaration.class_name)(**arguments)
       optimizer.build(variables)
       if len(optimizer.variables) == count:
         return optimizer, declaration
