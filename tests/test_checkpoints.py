@@ -20,6 +20,7 @@ import numpy as np
 import optax
 import pytest
 import tensorflow as tf
+import tf_keras
 # What `tf.compat.v1.layers` is with tf_keras (TF_USE_LEGACY_KERAS=1), which
 # this process does not set: Keras 3 has no TF1 layers.
 from tf_keras.src.legacy_tf_layers import core as legacy_tf_layers
@@ -262,6 +263,90 @@ def test_a_wrapper_file_read_with_a_plain_port_is_refused(tmp_path):
       "not hold this transform's slots: missing momentum; extra m, v.")):
     checkpoints.read(path, jaxopt_port.addons.lookahead(
         jaxopt_port.legacy.sgd(0.1, momentum=0.9), sync_period=2))
+
+
+class GanProgram:
+  """A GAN's TF2 program, as TensorFlow's DCGAN tutorial saves it:
+  `tf.train.Checkpoint(generator_optimizer=..., discriminator_optimizer=
+  ..., generator=..., discriminator=...)`, tf_keras's Adam and SGD with
+  momentum taking turns on their own variables."""
+
+  def __init__(self, initial):
+    self.generator = [tf.Variable(v) for v in initial[:2]]
+    self.discriminator = [tf.Variable(initial[2])]
+    self.optimizers = (tf_keras.optimizers.legacy.Adam(0.1),
+                       tf_keras.optimizers.legacy.SGD(0.1, momentum=0.9))
+    generator, discriminator = tf.Module(), tf.Module()
+    generator.weights, discriminator.weights = (self.generator,
+                                                self.discriminator)
+    self.checkpoint = tf.train.Checkpoint(
+        generator=generator, discriminator=discriminator,
+        generator_optimizer=self.optimizers[0],
+        discriminator_optimizer=self.optimizers[1])
+
+  def steps(self, gradients):
+    trajectory = []
+    for grads in gradients:
+      for optimizer, variables, part in zip(
+          self.optimizers, (self.generator, self.discriminator),
+          (grads[:2], grads[2:])):
+        testing.apply_gradients(optimizer, [tf.constant(g) for g in part],
+                                variables)
+      trajectory.append([v.numpy() for v in self.generator])
+    return trajectory
+
+
+def test_one_optimizer_of_a_gan_checkpoint_continues_in_jax_and_back(
+    tmp_path):
+  """`optimizer=` picks the generator's optimizer of a GAN's file: its
+  variables and slots only; written back, the other optimizer's state is
+  copied, and the program continues on the port's trajectory. Without it,
+  or with a name the file lacks, the file is refused naming its
+  optimizers."""
+  import jaxopt_port  # pylint: disable=import-outside-toplevel
+  initial, gradients = problem(3)
+  program = GanProgram(initial)
+  program.steps(gradients[:K])
+  saved = program.checkpoint.write(str(tmp_path / "gan"))
+  native = program.steps(gradients[K:K + N])
+  native_more = program.steps(gradients[K + N:])
+
+  transform = jaxopt_port.legacy.adam(0.1)
+  params, state = checkpoints.read(saved, transform,
+                                   optimizer="generator_optimizer")
+  assert sorted(params) == ["generator/weights/0", "generator/weights/1"]
+  paths = ("generator/weights/0", "generator/weights/1")
+  continued, params, state = port_steps(
+      transform, params, state, [g[:2] for g in gradients[K:K + N]], paths)
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port of the generator's file",
+                               initial=initial[:2])
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(port_steps(
+        transform, checkpoints.read(saved, transform,
+                                    optimizer="generator_optimizer")[0],
+        transform.init(params), [g[:2] for g in gradients[K:K + N]],
+        paths)[0], native, rtol=1e-5, atol=1e-6)
+
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=saved, optimizer="generator_optimizer")
+  restored = GanProgram([np.zeros_like(v) for v in initial])
+  restored.checkpoint.read(str(tmp_path / "back")).expect_partial()
+  # The generator's trajectory (its gradients do not depend on the
+  # discriminator, whose state the file keeps as `like` had it).
+  testing.compare_trajectories(restored.steps(gradients[K + N:]),
+                               native_more, rtol=1e-5, atol=1e-6,
+                               actual_name="the GAN from the port's file")
+
+  with pytest.raises(ValueError, match=re.escape(
+      "holds the state of 2 optimizers (discriminator_optimizer, "
+      "generator_optimizer): name the one to read with optimizer= (one of "
+      "discriminator_optimizer, generator_optimizer).")):
+    checkpoints.read(saved, transform)
+  with pytest.raises(ValueError, match=re.escape(
+      f"{saved!r} holds no optimizer at 'optimizer'; it holds "
+      "discriminator_optimizer, generator_optimizer.")):
+    checkpoints.read(saved, transform, optimizer="optimizer")
 
 
 TF1_PATHS = ("dense/kernel", "dense/bias", "late")
@@ -815,7 +900,6 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
   """A Keras 3 model's `.weights.h5` (and `.keras`) with every Keras 3
   optimizer, and TF1's and TF Addons' on Keras 3, every slot: read with the
   model, the port continues as the model's optimizer does."""
-  import keras  # pylint: disable=import-outside-toplevel
   declaration = catalog.lookup(name)
   every = declaration.every_slot_arguments
   data = np.random.default_rng(11).standard_normal((40, 2)).astype(
@@ -893,7 +977,6 @@ def test_a_keras3_file_continues_in_jax(name, tmp_path):
     assert all(np.array_equal(a, np.asarray(v.numpy())) for a, v in zip(
         before, reader.trainable_variables))
     assert not (tmp_path / "wrong.weights.h5").exists()
-    del keras
 
 
 def test_the_command_carries_a_tf_keras_file_through_jax_and_back(tmp_path,

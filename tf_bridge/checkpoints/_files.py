@@ -12,8 +12,8 @@ import numpy as np
 from tf_bridge.checkpoints import _bundle, _keras3, _keys, _orbax
 
 
-def read(path: str, transform: Any, *, model: Any = None
-         ) -> tuple[dict[str, np.ndarray], Any]:
+def read(path: str, transform: Any, *, model: Any = None,
+         optimizer: str | None = None) -> tuple[dict[str, np.ndarray], Any]:
   """The trained variables and the port's state in a checkpoint.
 
   Args:
@@ -28,6 +28,10 @@ def read(path: str, transform: Any, *, model: Any = None
       built alike): the file's weights are loaded into it, as
       `model.load_weights` does, and `params` are keyed by its trainable
       variables' `path`.
+    optimizer: For a TF2 checkpoint of several optimizers (a GAN's
+      `tf.train.Checkpoint(generator_optimizer=..., discriminator_optimizer=
+      ...)`), the object path of the one to read; `params` are then the
+      variables it keeps slots for.
 
   Returns:
     `(params, state)`: the variables by the file's keys (numpy arrays), and
@@ -49,7 +53,7 @@ def read(path: str, transform: Any, *, model: Any = None
     raise ValueError(
         "model= is for files of Keras 3 optimizers, which keep their "
         f"variables by position; {path!r} names its variables itself.")
-  keys = _file_keys(tensors, transform, path)
+  keys = _file_keys(tensors, transform, path, optimizer)
   params = {name: tensors[key] for name, key in keys.params.items()}
   state = transform.init(params)
   _check_slots(keys, _keys.Expected.of(state), path)
@@ -69,7 +73,8 @@ def read(path: str, transform: Any, *, model: Any = None
 
 
 def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
-          *, like: str, model: Any = None) -> None:
+          *, like: str, model: Any = None, optimizer: str | None = None
+          ) -> None:
   """Writes `params` and the port's `state` as a checkpoint at `path` (a
   prefix) in the dialect and with the keys of the checkpoint `like`, which
   the writer's program restores with its own code (`Saver.restore`,
@@ -81,7 +86,8 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   no partial checkpoint. A Keras 3 `like` (`.weights.h5`, `.keras`, or a
   TF2 checkpoint of a Keras 3 optimizer) takes the `model` it was saved
   from: it is loaded from `like` and takes `params` (a `.weights.h5` file is
-  written for the first two).
+  written for the first two). `optimizer`: as `read`'s, for a `like` of
+  several optimizers (the others' variables and slots are copied).
   """
   if _keras3.is_keras3(like):
     _keras3.write(path, params, state, transform, like, model)
@@ -93,7 +99,7 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
         path, params, state, transform, _bundle.checkpoint_prefix(like),
         tensors, owner, model))
     return
-  keys = _file_keys(tensors, transform, like)
+  keys = _file_keys(tensors, transform, like, optimizer)
   _check_slots(keys, _keys.Expected.of(state), like)
   _bundle.write_bundle(path, _filled(tensors, keys, params, state, transform,
                                      repr(like)))
@@ -152,9 +158,14 @@ def _filled(tensors: dict[str, np.ndarray], keys: _keys.Keys,
 
 
 def _file_keys(tensors: Mapping[str, np.ndarray], transform: Any,
-               path: str) -> _keys.Keys:
+               path: str, optimizer: str | None = None) -> _keys.Keys:
   if _keys.dialect_of(tensors) == _keys.TF2:
-    return _keys.tf2_keys(tensors, path)
+    return _keys.tf2_keys(tensors, path, optimizer)
+  if optimizer is not None:
+    raise ValueError(
+        f"optimizer= names an optimizer of a TF2 checkpoint; {path!r} is a "
+        "TF1 Saver file, whose optimizers are told apart by their slots' "
+        "names.")
   probe = transform.init({"v": jnp.zeros(1)})
   return _keys.tf1_keys(tensors, _keys.Expected.of(probe), path)
 

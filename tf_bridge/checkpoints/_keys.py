@@ -113,10 +113,13 @@ def _is_float(value: np.ndarray) -> bool:
   return np.issubdtype(value.dtype, np.inexact)
 
 
-def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
+def tf2_keys(tensors: Mapping[str, np.ndarray], path: str,
+             optimizer: str | None = None) -> Keys:
   """The keys of a TF2 object-based checkpoint, read from its key names
-  alone (one optimizer per file, or a TF Addons wrapper and the optimizer
-  it wraps, saved under it)."""
+  alone: of its one optimizer (or TF Addons wrapper, with the optimizer it
+  wraps saved under it), or of the one saved at `optimizer` (its object
+  path) in a file of several (a GAN's), whose params are then the
+  variables it keeps slots for."""
   values = {key[:-len(_VALUE)]: key for key in tensors if key.endswith(_VALUE)}
   by_optimizer: dict[str, dict[str, dict[str, str]]] = {}
   for name, key in values.items():
@@ -128,17 +131,32 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str) -> Keys:
                                 if name.endswith("/iter")}
   wrapped = [inner for inner in owners for outer in owners
              if inner.startswith(outer + "/")]
-  if len(owners) - len(wrapped) > 1 or len(wrapped) > 1:
+  outermost = sorted(owners - set(wrapped))
+  if optimizer is not None:
+    if optimizer not in outermost:
+      raise ValueError(
+          f"{path!r} holds no optimizer at {optimizer!r}; it holds "
+          f"{', '.join(outermost) or 'none'}.")
+    wrapped = [w for w in wrapped if w.startswith(optimizer + "/")]
+  elif len(outermost) > 1 or len(wrapped) > 1:
     raise ValueError(
         f"{path!r} holds the state of {len(owners)} optimizers "
-        f"({', '.join(sorted(owners))}); read a checkpoint of one.")
+        f"({', '.join(sorted(owners))}): name the one to read with "
+        f"optimizer= (one of {', '.join(outermost)}).")
   if not owners:
     raise ValueError(
         f"{path!r} holds no optimizer state (no slot under "
         "`.OPTIMIZER_SLOT` and no `iter`): it was saved without its "
         "optimizer, or before the optimizer's first step.")
-  owner, = owners - set(wrapped)
+  owner = optimizer or outermost[0]
   keys = _owner_keys(tensors, values, by_optimizer, owner, path)
+  if len(outermost) > 1:  # Its variables: those it keeps slots for.
+    mine = {variable for owner_path, per_owner in by_optimizer.items()
+            if owner_path == owner or owner_path.startswith(owner + "/")
+            for per_variable in per_owner.values() for variable in per_variable}
+    others = tuple(o + "/" for o in outermost if o != owner)
+    keys.params = {name: key for name, key in keys.params.items()
+                   if name in mine and not name.startswith(others)}
   if wrapped:
     inner = _owner_keys(tensors, values, by_optimizer, wrapped[0], path)
     keys.inner = dataclasses.replace(inner, params=keys.params,
