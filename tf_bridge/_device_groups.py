@@ -8,9 +8,9 @@ resources on two devices. So the step runs once per device, over that
 device's variables and their slots, placed there by the strategy's
 `extended.update`, as native updates run where their variables live. That
 is the same update only if the transform's update of a variable reads no
-other variable (`separable`, checked on the step's program); the leaves of
-no variable (Nadam's `u_product`, TF1 Adam's `beta1_power`) go into every
-call as values and are assigned once, after them.
+other variable (checked on the step's jaxpr: `_check_separable`); the
+leaves of no variable (Nadam's `u_product`, TF1 Adam's `beta1_power`) go
+into every call as values and are assigned once, after them.
 """
 
 from __future__ import annotations

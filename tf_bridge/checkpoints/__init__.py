@@ -25,11 +25,11 @@ count (AdagradDA's with l1 or l2, a Keras 3 bias correction after
 `restore`) the file is refused with that reason.
 One optimizer's state at a time: of a TF2 file holding several (a GAN's),
 `optimizer=` names the one (`"generator_optimizer"`); a TF1 file of two
-optimizers is read with one of them only if their slots differ in name. A TF Addons
-wrapper (Lookahead, MovingAverage, SWA) and the optimizer it wraps are one
-state: its port's (`jaxopt_port.addons.lookahead(jaxopt_port.legacy.adam(
-...))`), the wrapper's slots in its fields, the inner optimizer's in its
-`inner_state`.
+optimizers is read with one of them only if their slots differ in name.
+A TF Addons wrapper (Lookahead, MovingAverage, SWA) and the optimizer it
+wraps are one state: its port's (`jaxopt_port.addons.lookahead(
+jaxopt_port.legacy.adam(...))`), the wrapper's slots in its fields, the
+inner optimizer's in its `inner_state`.
 
 `restore(path, model, optimizer)` puts a tf_keras or TF1 checkpoint into a
 Keras 3 model and optimizer, which Keras 3 itself refuses to do.

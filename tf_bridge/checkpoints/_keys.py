@@ -59,10 +59,8 @@ class Expected:
       field = path[0].name
       if field == "iterations":
         continue
-      if field == "inner_state" and inner is None:
-        inner = cls.of(getattr(state, "inner_state"))
-      elif field == "inner_state":
-        continue
+      if field == "inner_state":
+        inner = inner or cls.of(state.inner_state)
       elif field != "slots":
         if len(path) == 2 and isinstance(path[1], jax.tree_util.DictKey):
           if field not in slots:
