@@ -16,6 +16,7 @@ import os
 import re
 import warnings
 
+import jax
 import numpy as np
 import optax
 import pytest
@@ -297,7 +298,7 @@ class GanProgram:
 
 
 def test_one_optimizer_of_a_gan_checkpoint_continues_in_jax_and_back(
-    tmp_path):
+    tmp_path, capsys):
   """`optimizer=` picks the generator's optimizer of a GAN's file: its
   variables and slots only; written back, the other optimizer's state is
   copied, and the program continues on the port's trajectory. Without it,
@@ -347,6 +348,26 @@ def test_one_optimizer_of_a_gan_checkpoint_continues_in_jax_and_back(
       f"{saved!r} holds no optimizer at 'optimizer'; it holds "
       "discriminator_optimizer, generator_optimizer.")):
     checkpoints.read(saved, transform, optimizer="optimizer")
+
+  # The command: inspect lists each optimizer; convert --object takes one.
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  assert command.main(["inspect", saved]) == 0
+  listed = capsys.readouterr().out
+  assert ("optimizer at 'discriminator_optimizer'\nits slots (momentum) "
+          "point to jaxopt_port.legacy.sgd") in listed
+  assert ("optimizer at 'generator_optimizer'\nits slots (m, v) point to "
+          "jaxopt_port.legacy.adam") in listed
+  assert command.main([
+      "convert", saved, str(tmp_path / "orbax"), "--optimizer",
+      "legacy.adam", "--arguments", '{"learning_rate": 0.1}', "--object",
+      "generator_optimizer", "--to", "orbax"]) == 0
+  converted_params, converted = checkpoints.read(str(tmp_path / "orbax"),
+                                                 transform)
+  read_params, read_state = checkpoints.read(
+      saved, transform, optimizer="generator_optimizer")
+  assert sorted(converted_params) == sorted(read_params)
+  assert all(np.array_equal(a, b) for a, b in zip(
+      jax.tree.leaves(converted), jax.tree.leaves(read_state)))
 
 
 TF1_PATHS = ("dense/kernel", "dense/bias", "late")

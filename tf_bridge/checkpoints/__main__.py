@@ -33,12 +33,16 @@ from tf_bridge import catalog, checkpoints
 from tf_bridge.checkpoints import _bundle, _keras3, _keys
 
 
-def listing(path: str) -> str:
-  """What `inspect` prints."""
+def listing(path: str, optimizer: str | None = None) -> str:
+  """What `inspect` prints: of each optimizer, for a TF2 checkpoint of
+  several (a GAN's)."""
   tensors = _bundle.read_bundle(path)
   lines = [f"checkpoint: {_bundle.checkpoint_prefix(path)}"]
   if _keys.dialect_of(tensors) == _keys.TF2:
-    keys = _keys.tf2_keys(tensors, path)
+    optimizers = _keys.tf2_optimizers(tensors)
+    if optimizer is None and len(optimizers) > 1:
+      return "\n".join(listing(path, name) for name in optimizers)
+    keys = _keys.tf2_keys(tensors, path, optimizer)
     slots = set(keys.slots)
     lines += [f"dialect: TF2 object-based; optimizer at {keys.optimizer!r}",
               f"its slots ({', '.join(sorted(slots)) or 'none'}) point to "
@@ -132,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   convert.add_argument("--model", metavar="MODULE:FUNCTION",
                        help="for Keras 3 files: a function returning the "
                        "Keras 3 model they are for")
+  convert.add_argument("--object", metavar="PATH",
+                       help="for a TF2 checkpoint of several optimizers (a "
+                       "GAN's): the object path of the one to convert, as "
+                       "inspect lists it (generator_optimizer)")
   args = parser.parse_args(argv)
   try:
     if args.command == "inspect":
@@ -142,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     model = _model(args.model) if args.model else None
     params, state = checkpoints.read(
         args.source, transform,
-        model=model if _holds_keras3(args.source) else None)
+        model=model if _holds_keras3(args.source) else None,
+        optimizer=args.object)
     if args.to == "orbax":
       checkpoints.write_orbax(args.destination, params, state)
     elif args.to == "keras3" and not (args.like and model is not None):
@@ -152,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           "and --model (a function returning its model).")
     elif args.like:
       checkpoints.write(args.destination, params, state, transform,
-                        like=args.like, model=model)
+                        like=args.like, model=model, optimizer=args.object)
     elif args.to == "legacy":
       raise ValueError(
           "A TF2 object-based checkpoint is restored through its program's "

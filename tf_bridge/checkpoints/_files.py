@@ -39,6 +39,11 @@ def read(path: str, transform: Any, *, model: Any = None,
     and counters, so that `transform.update` takes the step the writer
     would have taken next.
   """
+  if optimizer is not None and (_keras3.is_keras3(path)
+                                or _orbax.is_orbax(path)):
+    raise ValueError(
+        f"optimizer= names one optimizer of a TF2 checkpoint of several; "
+        f"{path!r} holds one optimizer's state.")
   if _keras3.is_keras3(path):
     return _keras3.read(path, transform, model)
   if _orbax.is_orbax(path):

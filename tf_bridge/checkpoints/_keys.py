@@ -118,15 +118,7 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str,
   wraps saved under it), or of the one saved at `optimizer` (its object
   path) in a file of several (a GAN's), whose params are then the
   variables it keeps slots for."""
-  values = {key[:-len(_VALUE)]: key for key in tensors if key.endswith(_VALUE)}
-  by_optimizer: dict[str, dict[str, dict[str, str]]] = {}
-  for name, key in values.items():
-    if _SLOT in name:
-      variable, rest = name.split(_SLOT, 1)
-      owner, slot = rest.rsplit("/", 1) if "/" in rest else ("", rest)
-      by_optimizer.setdefault(owner, {}).setdefault(slot, {})[variable] = key
-  owners = set(by_optimizer) | {name.rsplit("/", 1)[0] for name in values
-                                if name.endswith("/iter")}
+  values, by_optimizer, owners = _tf2_optimizers(tensors)
   wrapped = [inner for inner in owners for outer in owners
              if inner.startswith(outer + "/")]
   outermost = sorted(owners - set(wrapped))
@@ -160,6 +152,31 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str,
     keys.inner = dataclasses.replace(inner, params=keys.params,
                                      counter=keys.counter)
   return keys
+
+
+def tf2_optimizers(tensors: Mapping[str, np.ndarray]) -> list[str]:
+  """The object paths of the optimizers a TF2 checkpoint holds (a TF Addons
+  wrapper's, not the optimizer it wraps)."""
+  owners = _tf2_optimizers(tensors)[2]
+  return sorted(inner for inner in owners if not any(
+      inner.startswith(outer + "/") for outer in owners))
+
+
+def _tf2_optimizers(tensors: Mapping[str, np.ndarray]
+                    ) -> tuple[dict[str, str], dict[str, Any], set[str]]:
+  """A TF2 checkpoint's values by name (without
+  `/.ATTRIBUTES/VARIABLE_VALUE`), slots by optimizer, slot and variable,
+  and the optimizers' object paths (those with slots or an `iter`)."""
+  values = {key[:-len(_VALUE)]: key for key in tensors if key.endswith(_VALUE)}
+  by_optimizer: dict[str, dict[str, dict[str, str]]] = {}
+  for name, key in values.items():
+    if _SLOT in name:
+      variable, rest = name.split(_SLOT, 1)
+      owner, slot = rest.rsplit("/", 1) if "/" in rest else ("", rest)
+      by_optimizer.setdefault(owner, {}).setdefault(slot, {})[variable] = key
+  owners = set(by_optimizer) | {name.rsplit("/", 1)[0] for name in values
+                                if name.endswith("/iter")}
+  return values, by_optimizer, owners
 
 
 def _owner_keys(tensors: Mapping[str, np.ndarray], values: dict[str, str],
