@@ -119,9 +119,8 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str,
   path) in a file of several (a GAN's), whose params are then the
   variables it keeps slots for."""
   values, by_optimizer, owners = _tf2_optimizers(tensors)
-  wrapped = [inner for inner in owners for outer in owners
-             if inner.startswith(outer + "/")]
-  outermost = sorted(owners - set(wrapped))
+  outermost = _outermost(owners)
+  wrapped = sorted(owners - set(outermost))
   if optimizer is not None:
     if optimizer not in outermost:
       raise ValueError(
@@ -157,7 +156,12 @@ def tf2_keys(tensors: Mapping[str, np.ndarray], path: str,
 def tf2_optimizers(tensors: Mapping[str, np.ndarray]) -> list[str]:
   """The object paths of the optimizers a TF2 checkpoint holds (a TF Addons
   wrapper's, not the optimizer it wraps)."""
-  owners = _tf2_optimizers(tensors)[2]
+  return _outermost(_tf2_optimizers(tensors)[2])
+
+
+def _outermost(owners: set[str]) -> list[str]:
+  """The optimizers' paths not saved under another's (a wrapper's inner
+  optimizer is)."""
   return sorted(inner for inner in owners if not any(
       inner.startswith(outer + "/") for outer in owners))
 
