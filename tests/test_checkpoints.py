@@ -88,8 +88,8 @@ class Tf2Program:
   gradient for the first K steps, so no slots in the first file), saved
   with `tf.train.Checkpoint`."""
 
-  def __init__(self, declaration, initial, bridged=False):
-    self.optimizer = writer_optimizer(declaration, bridged)
+  def __init__(self, declaration, initial, bridged=False, optimizer=None):
+    self.optimizer = optimizer or writer_optimizer(declaration, bridged)
     self.variables = [tf.Variable(v, name=path.replace("/", "_"))
                       for v, path in zip(initial, PATHS)]
     model = tf.Module()
@@ -180,19 +180,12 @@ WRAPPERS = {
 class WrapperProgram(Tf2Program):
   """`Tf2Program` with a TF Addons wrapper of tf_keras's Adam."""
 
-  def __init__(self, name, initial):  # pylint: disable=super-init-not-called
+  def __init__(self, name, initial):
     import tf_bridge.legacy  # pylint: disable=import-outside-toplevel
     from tf_bridge.legacy import addons  # pylint: disable=import-outside-toplevel
     class_name, settings, self.slot = WRAPPERS[name]
-    self.optimizer = getattr(addons, class_name)(
-        tf_bridge.legacy.Adam(0.1), **settings)
-    self.variables = [tf.Variable(v, name=path.replace("/", "_"))
-                      for v, path in zip(initial, PATHS)]
-    model = tf.Module()
-    model.dense = tf.Module()
-    model.dense.kernel, model.dense.bias = self.variables[:2]
-    self.checkpoint = tf.train.Checkpoint(
-        model=model, late=self.variables[2], optimizer=self.optimizer)
+    super().__init__(None, initial, optimizer=getattr(addons, class_name)(
+        tf_bridge.legacy.Adam(0.1), **settings))
 
   def own_slots(self):
     return [self.optimizer.get_slot(v, self.slot).numpy()

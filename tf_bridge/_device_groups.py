@@ -108,16 +108,21 @@ def _group_layout(fused: Any, group: Sequence[int], stored: Sequence[Any]
   """The layout of the transform's state over `group`'s variables, and the
   positions in `stored` (the full layout's stored leaves) of its stored
   leaves, in its leaf order: a leaf of the group's variable `r` is the full
-  layout's leaf of the same name of variable `group[r]`."""
-  layout = fused.layout
-  keys = [layout.keys[i] for i in group]
-  sub_layout = StateLayout.of(fused.transform(0.001), keys,
-                              [layout.param_specs[k] for k in keys])
-  position = {(leaf.name, leaf.slot_of): j for j, leaf in enumerate(stored)}
-  return sub_layout, [
-      position[leaf.name, None if leaf.slot_of is None
-               else group[leaf.slot_of]]
-      for leaf in sub_layout.leaves if leaf.stored]
+  layout's leaf of the same name of variable `group[r]`. Cached on `fused`
+  (an eager step would trace the transform's `init` again each time)."""
+  key = ("layout", tuple(group))
+  if key not in fused._steps:  # pylint: disable=protected-access
+    layout = fused.layout
+    keys = [layout.keys[i] for i in group]
+    sub_layout = StateLayout.of(fused.transform(0.001), keys,
+                                [layout.param_specs[k] for k in keys])
+    position = {(leaf.name, leaf.slot_of): j
+                for j, leaf in enumerate(stored)}
+    fused._steps[key] = sub_layout, [  # pylint: disable=protected-access
+        position[leaf.name, None if leaf.slot_of is None
+                 else group[leaf.slot_of]]
+        for leaf in sub_layout.leaves if leaf.stored]
+  return fused._steps[key]  # pylint: disable=protected-access
 
 
 def _compiled_group(fused, group, sub_layout, local, present, sparse, decay,
