@@ -20,6 +20,8 @@ leaf and do what their native Keras class does with `tf.IndexedSlices`:
   sparse kernel treats them apart inside an otherwise dense step (TF
   Addons' AdamW decays only the touched rows; AdaBelief's second moment
   grows only there).
+- `REFUSED`: the native class raises NotImplementedError on a sparse
+  gradient (Model Garden's LARS); so does the transform.
 
 The update of a row-sparse leaf is a `RowSparse` too: apply it with
 `jaxopt_port.apply_updates`, which adds the rows in place under `jit` with
@@ -42,7 +44,10 @@ ROWS = "rows"
 PARAMS = "params"
 DENSE = "dense"
 TOUCHED = "touched"
-MODES = (ROWS, PARAMS, DENSE, TOUCHED)
+REFUSED = "refused"
+MODES = (ROWS, PARAMS, DENSE, TOUCHED, REFUSED)
+# The native words for REFUSED (Model Garden's LARS).
+REFUSED_MESSAGE = "Applying sparse gradients is not implemented."
 # The modes a `RowSparse` gradient reaches the transform in (the others
 # densify it first).
 SPARSE_INPUT_MODES = (ROWS, PARAMS, TOUCHED)
@@ -201,9 +206,9 @@ def with_row_sparse_gradients(transform: optax.GradientTransformation,
       leaves that mirror it are read and written: right when the native
       optimizer is lazy or the update is zero on untouched rows),
       `"params"` (dense step, the parameter moves on touched rows only),
-      `"dense"` (densify) or `"touched"` (densify, and pass the update
+      `"dense"` (densify), `"touched"` (densify, and pass the update
       `touched_rows`: per leaf a boolean of shape `(num_rows, 1, ...)`, or
-      True for a dense gradient).
+      True for a dense gradient) or `"refused"` (raise NotImplementedError).
   """
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}.")
@@ -216,6 +221,12 @@ def with_row_sparse_gradients(transform: optax.GradientTransformation,
     if not any(sparse):
       return transform.update(grads, state, params, **extra_args)
     _check_row_sparse(leaves, treedef, params)
+    if mode == REFUSED:
+      path = jax.tree_util.keystr(jax.tree_util.tree_flatten_with_path(
+          grads, is_leaf=lambda x: x is None or is_row_sparse(x))[0][
+              sparse.index(True)][0])
+      raise NotImplementedError(f"{REFUSED_MESSAGE} (The gradient at {path} "
+                                "is a RowSparse one.)")
     if mode != ROWS:
       dense = treedef.unflatten([leaf.todense() if is_sparse else leaf
                                  for leaf, is_sparse in zip(leaves, sparse)])

@@ -100,11 +100,12 @@ class BridgedCase(typing.NamedTuple):
 
 def _all_classes():
   """Every bridged class: each declaration's own, and the OptimizerV2 hosts
-  of Keras 3 algorithms legacy lacks, of TF1's and of TF Addons' optimizers."""
+  of Keras 3 algorithms legacy lacks, of TF1's and of the other libraries'
+  optimizers."""
   for declaration in catalog.CATALOG:
     yield BridgedCase(declaration, bridged_class(declaration),
                       declaration.generation == catalog.LEGACY)
-  for generation in (catalog.LEGACY, catalog.TF1, catalog.ADDONS):
+  for generation in (catalog.LEGACY, catalog.TF1, *catalog.LIBRARIES):
     for declaration in catalog.legacy_hosted(generation):
       if declaration.generation != catalog.LEGACY:
         yield BridgedCase(

@@ -1,8 +1,9 @@
 """Original libraries as ground truth where they no longer install with
-their dependencies beside TensorFlow 2.21 (TF Addons 0.23): README's test
-command installs them without those into `DIRECTORY`
-(tests/originals.txt), and a test runs them in a process of its own
-(`run`), where `import_tensorflow_addons` imports TFA as it ran on
+their dependencies beside TensorFlow 2.21 (TF Addons 0.23, TF Model Garden
+2.20, TF Recommenders 0.7.7): README's test command installs them without
+those into `DIRECTORY` (tests/originals.txt), and a test runs them in a
+process of its own (`run`, with tf_keras as Keras, as Hugging Face's TF code
+needs too), where `import_tensorflow_addons` imports TFA as it ran on
 TensorFlow 2.15: `tf.keras` is tf_keras, and the one Keras 2 module TFA
 reads, `keras.src.engine`, is tf_keras's."""
 
@@ -14,6 +15,7 @@ import sys
 
 DIRECTORY = pathlib.Path(sys.prefix) / "originals"
 REQUIREMENTS = pathlib.Path(__file__).with_name("originals.txt")
+PACKAGES = ("tensorflow_addons", "official", "tensorflow_recommenders")
 INSTALL = (f"{sys.executable} -m pip install --no-deps --target {DIRECTORY} "
            f"-r {REQUIREMENTS}")
 
@@ -21,7 +23,7 @@ INSTALL = (f"{sys.executable} -m pip install --no-deps --target {DIRECTORY} "
 def run(script, *arguments, timeout=900):
   """Runs tests/scripts/`script` with the originals importable and returns
   the JSON it prints."""
-  if not (DIRECTORY / "tensorflow_addons").is_dir():
+  if not all((DIRECTORY / package).is_dir() for package in PACKAGES):
     raise AssertionError(
         f"The original libraries the tests compare with are not installed "
         f"in {DIRECTORY}: run {INSTALL} (README's test command does).")

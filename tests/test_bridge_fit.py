@@ -39,6 +39,12 @@ def test_every_class_fits_saves_and_loads(case, tmp_path):
   declaration, _, legacy = ALL_CLASSES[case]
   kwargs = {"learning_rate": 0.05,
             **FIT_ARGUMENTS.get(declaration.class_name, {})}
+  if declaration.sparse_rows() == "refused":
+    # Model Garden's LARS fails so on the embedding's sparse gradients.
+    with pytest.raises(NotImplementedError, match=re.escape(
+        "Applying sparse gradients is not implemented.")):
+      fit(ALL_CLASSES[case].make(**kwargs), legacy, epochs=1)
+    return
   model = fit(ALL_CLASSES[case].make(**kwargs), legacy, epochs=1)
   native_host = {catalog.KERAS: False, catalog.LEGACY: True}.get(
       declaration.generation)

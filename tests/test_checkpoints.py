@@ -34,6 +34,10 @@ SHAPES = ((2, 3), (3,), (4,))
 # Arguments that give each optimizer all its slots (and a count that decides).
 ARGUMENTS = {
     "legacy.sgd": {"momentum": 0.9},
+    # LARS's trust ratio at its default eeta (0.001) barely moves it.
+    "tf_models.lars": {"eeta": 0.5, "weight_decay_rate": 0.01},
+    "hf.adam_weight_decay": {"weight_decay_rate": 0.1, "amsgrad": True,
+                             "exclude_from_weight_decay": ["bias"]},
     "legacy.adam": {"amsgrad": True, "beta_2": 0.5, "learning_rate": 0.1},
     "legacy.rmsprop": {"momentum": 0.5, "centered": True},
     "legacy.adadelta": {"learning_rate": 1.0},
@@ -53,7 +57,8 @@ ARGUMENTS = {
 # (name, bridged writer): native writers where there are (TF1's run
 # eagerly), and the bridged OptimizerV2 classes, TF1's too.
 TF2_CASES = [(d.name, not d.has_native or d.generation == catalog.KERAS)
-             for generation in (catalog.LEGACY, catalog.TF1, catalog.ADDONS)
+             for generation in (catalog.LEGACY, catalog.TF1,
+                                *catalog.LIBRARIES)
              for d in catalog.legacy_hosted(generation)
              # TF1's stateless optimizers keep nothing in a TF2 checkpoint.
              if d.name not in ("tf1.gradient_descent",
@@ -61,7 +66,9 @@ TF2_CASES = [(d.name, not d.has_native or d.generation == catalog.KERAS)
 TF2_CASES += [(d.name, True) for d in catalog.legacy_hosted(catalog.TF1)]
 TF2_IDS = [name + ("-bridged" if bridged and catalog.lookup(name).has_native
                    else "") for name, bridged in TF2_CASES]
-TF1_CASES = [d.name for d in catalog.CATALOG if d.generation == catalog.TF1]
+# TF1's own classes (BERT's AdamWeightDecay keeps other names).
+TF1_CASES = [d.name for d in catalog.CATALOG
+             if d.generation == catalog.TF1 and d.has_native]
 
 
 def arguments(name):

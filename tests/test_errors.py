@@ -327,6 +327,7 @@ NEEDS_PARAMS = {
     "addons.conditional_gradient": "conditional_gradient sets the params "
                                    "from them",
     "addons.lamb": "lamb scales its step by the params' norm",
+    "tf_models.lars": "LARS scales its step by the params' norm",
 }
 
 

@@ -92,6 +92,7 @@ def test_declarations():
       "addons.proximal_adagrad"])
   assert sorted(declared["params"]) == [
       "addons.rectified_adam", "addons.yogi", "legacy.nadam", "legacy.rmsprop"]
+  assert declared["refused"] == ["tf_models.lars"]
   # Arguments decide where the native kernel does.
   assert catalog.lookup("sgd").sparse_rows(momentum=0.9) == "dense"
   assert catalog.lookup("legacy.rmsprop").sparse_rows() == "params"
@@ -167,6 +168,14 @@ def test_port_takes_row_sparse_gradients(declaration):
                == "adadelta" else {})
   transform = declaration.make_port(**arguments)
   assert jaxopt_port.sparse_mode(transform) == mode
+  if mode == "refused":  # As Model Garden's LARS (test_tf_libraries).
+    refused = re.escape("Applying sparse gradients is not implemented.")
+    with pytest.raises(NotImplementedError, match=refused):
+      port_trajectory(transform, initial, gradients)
+    with pytest.raises(NotImplementedError, match=refused):
+      keras_trajectory(bridged_class(declaration)(**declaration.required),
+                       initial, gradients, sparse=True)
+    return
   port, states = port_trajectory(transform, initial, gradients)
   bridged = keras_trajectory(
       bridged_class(declaration)(**{**declaration.required, **arguments}),

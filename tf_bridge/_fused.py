@@ -333,6 +333,8 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   for grad, variable in zip(grads, variables):
     # Not read (a read op per variable costs graph building time).
     dtype, shape = tf.as_dtype(variable.dtype).base_dtype, variable.shape
+    if isinstance(grad, tf.IndexedSlices):
+      refuse_sparse(sparse_rows, variable)
     if grad is None:
       step.append(tf.zeros_like(variable))
       sparse.append(False)
@@ -347,6 +349,15 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
                                   shape))
       sparse.append(False)
   return step, row_indices, tuple(sparse)
+
+
+def refuse_sparse(sparse_rows: str | None, variable: Any) -> None:
+  """Raises the native class's NotImplementedError for a sparse gradient
+  of `variable` where the transform refuses them (Model Garden's LARS)."""
+  if sparse_rows == _row_sparse.REFUSED:
+    raise NotImplementedError(
+        f"{_row_sparse.REFUSED_MESSAGE} (The gradient of "
+        f"{getattr(variable, 'name', 'a variable')} is sparse.)")
 
 
 def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
@@ -367,6 +378,7 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
       else:
         grad = grad.todense()
     if isinstance(grad, jaxopt_port.RowSparse):
+      refuse_sparse(sparse_rows, param)
       if by_rows:
         step.append(jnp.asarray(grad.values, param.dtype))
         row_indices.append(jnp.asarray(grad.indices, jnp.int32))

@@ -21,12 +21,18 @@ KERAS = "keras"
 LEGACY = "legacy"
 TF1 = "tf1"
 ADDONS = "addons"
+HF = "hf"
+TF_MODELS = "tf_models"
+# The libraries beside Keras whose optimizers the catalog holds: their
+# classes are in `tf_bridge.<library>` and `tf_bridge.legacy.<library>`.
+LIBRARIES = (ADDONS, HF, TF_MODELS)
 _NATIVE_MODULES = {KERAS: "keras.optimizers",
                    LEGACY: "tf_keras.optimizers.legacy",
                    TF1: "tensorflow.compat.v1.train"}
 # Where the generation's ports and bridged classes live, below `jaxopt_port`,
 # `tf_bridge` and `tf_bridge.legacy`.
-_PREFIXES = {KERAS: "", LEGACY: "legacy.", TF1: "tf1.", ADDONS: "addons."}
+_PREFIXES = {KERAS: "", LEGACY: "legacy.", TF1: "tf1.", ADDONS: "addons.",
+             HF: "hf.", TF_MODELS: "tf_models."}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +90,11 @@ class Declaration:
   # Arguments made afresh for each native instance (TF1 AdagradDA's
   # `global_step`, which `testing.native_trajectory` advances).
   native_arguments: Callable[[], dict[str, Any]] | None = None
+  # The original class of a library that no longer installs with its
+  # dependencies beside TensorFlow 2.21, or whose TF code left its current
+  # releases (`tests/originals.txt`): the tests run it as the ground truth
+  # in a process of their own (tests/test_tf_libraries.py).
+  original: str | None = None
 
   @property
   def name(self) -> str:
@@ -179,6 +190,19 @@ def addons(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, ADDONS, has_native=False, **options)
 
 
+def hf(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, HF, has_native=False,
+                     original=f"transformers.optimization_tf.{class_name}",
+                     **options)
+
+
+def tf_models(port, class_name, module, **options) -> Declaration:
+  return Declaration(
+      port, class_name, TF_MODELS, has_native=False,
+      original=f"official.modeling.optimization.{module}.{class_name}",
+      **options)
+
+
 def _global_step() -> dict[str, Any]:
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   return {"global_step": tf.Variable(0, dtype=tf.int64)}
@@ -269,6 +293,9 @@ CATALOG: tuple[Declaration, ...] = (
     tf1(jaxopt_port.tf1.ftrl, "Ftrl"),
     tf1(jaxopt_port.tf1.proximal_adagrad, "ProximalAdagrad"),
     tf1(jaxopt_port.tf1.proximal_gradient_descent, "ProximalGradientDescent"),
+    # Google BERT's (TF1 code that no longer runs: its formula is the truth).
+    tf1(jaxopt_port.tf1.adam_weight_decay, "AdamWeightDecay",
+        has_native=False),
     # TF Addons itself cannot run beside TF 2.21: its sparse paths are
     # declared on the ports (AdamW decays only the touched rows and moves
     # all of them: "touched").
@@ -295,6 +322,11 @@ CATALOG: tuple[Declaration, ...] = (
            deprecated_names={"weight_decay_rate": (
                DeprecationWarning, "weight_decay_rate has been renamed to "
                "weight_decay,and will be deprecated in Addons 0.18.")}),
+    hf(jaxopt_port.hf.adam_weight_decay, "AdamWeightDecay",
+       every_slot_arguments={"amsgrad": True}),
+    tf_models(jaxopt_port.tf_models.adam_weight_decay, "AdamWeightDecay",
+              "legacy_adamw", every_slot_arguments={"amsgrad": True}),
+    tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}
@@ -325,7 +357,7 @@ def legacy_hosted(generation: str = LEGACY) -> list[Declaration]:
 
 def markdown_table() -> str:
   """The README's optimizer table (a test keeps the README equal to it)."""
-  hosted = {id(d) for generation in (LEGACY, TF1, ADDONS)
+  hosted = {id(d) for generation in (LEGACY, TF1, *LIBRARIES)
             for d in legacy_hosted(generation)}
   rows: dict[str, dict[str, list[str]]] = {}
   for declaration in CATALOG:
@@ -344,6 +376,8 @@ def markdown_table() -> str:
       if declaration.native_backend != "tensorflow":
         truth += f" ({declaration.native_backend} backend)"
       row["truth"].append(truth)
+    elif declaration.original is not None:
+      row["truth"].append(f"`{declaration.original}`")
   lines = ["| name | JAX function | Keras 3 class | legacy class | ground truth |",
            "|---|---|---|---|---|"]
   for name, row in rows.items():
@@ -365,6 +399,12 @@ CLASS_MODULES: dict[str, tuple[str, Callable[[], list[Declaration]]]] = {
                              lambda: legacy_hosted(TF1)),
     "tf_bridge.legacy.addons": ("LegacyOptimizer",
                                 lambda: legacy_hosted(ADDONS)),
+    "tf_bridge.hf": ("Keras3Optimizer", lambda: _generation(HF)),
+    "tf_bridge.legacy.hf": ("LegacyOptimizer", lambda: legacy_hosted(HF)),
+    "tf_bridge.tf_models": ("Keras3Optimizer",
+                           lambda: _generation(TF_MODELS)),
+    "tf_bridge.legacy.tf_models": ("LegacyOptimizer",
+                                   lambda: legacy_hosted(TF_MODELS)),
 }
 GENERATED_BEGIN = ("# Catalog classes, written by `python -m tf_bridge.catalog` "
                    "from CATALOG.\n")
@@ -394,6 +434,8 @@ def class_statements(module: str) -> str:
                    + "DecoupledWeightDecay")
     if d.has_native:
       origin = f"`{d.native_path}`"
+    elif d.original is not None:
+      origin = f"`{d.original}`"
     elif d.generation == ADDONS:
       origin = f"TF Addons' `tfa.optimizers.{d.class_name}`"
     else:
@@ -422,7 +464,7 @@ def _signatures(module: str) -> dict[str, list[str]]:
   it cannot be imported yet), defaults as their reprs."""
   try:
     imported = importlib.import_module(module)
-  except (ImportError, AttributeError):
+  except (ImportError, AttributeError, NameError):  # Classes not yet written.
     return {}
   found = {}
   for name in getattr(imported, "__all__", ()):

@@ -40,7 +40,9 @@ def _is_keras3(optimizer: Any) -> bool:
 
 def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
                       gradients: Sequence[Sequence[np.ndarray]], *,
-                      backend: str | None = None) -> list[list[np.ndarray]]:
+                      backend: str | None = None,
+                      names: Sequence[str] | None = None
+                      ) -> list[list[np.ndarray]]:
   """Values of every variable after each step, `[step][variable]`, as numpy.
 
   `optimizer` is a fresh Keras 3 optimizer, a `tf_keras` OptimizerV2 or a
@@ -49,16 +51,20 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
   variable; TensorFlow only), with every step's pair of the same shapes.
   `backend` (Keras 3 only): run it on that Keras backend, in a subprocess
   when it is not this process's (e.g. "jax" for `ScheduleFreeAdamW`, whose
-  TensorFlow backend has a defect).
+  TensorFlow backend has a defect). `names`: the variables' names (by
+  default `variable_<index>`), for optimizers that go by them (weight decay
+  excluded from `bias`). A tf_keras optimizer of the 2.11+ generation
+  (`tf_keras.optimizers.Adam`) runs too.
   """
+  names = names or [f"variable_{index}" for index in range(len(initial))]
   if _is_keras3(optimizer):
     import keras  # pylint: disable=import-outside-toplevel
     if backend is not None and backend != keras.backend.backend():
       from tf_bridge import _other_backend  # pylint: disable=import-outside-toplevel
       return _other_backend.run(backend, keras.optimizers.serialize(optimizer),
                                 initial, gradients)[0]
-    variables = [keras.Variable(value, name=f"variable_{index}")
-                 for index, value in enumerate(initial)]
+    variables = [keras.Variable(value, name=name)
+                 for name, value in zip(names, initial)]
     if keras.backend.backend() != "tensorflow":
       return [_apply_and_read(
           lambda grads: optimizer.apply(grads, variables), variables,
@@ -67,8 +73,8 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
     optimizer.build(variables)
     return _steps_in_one_call(optimizer, variables, gradients)
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  variables = [tf.Variable(value, name=f"variable_{index}")
-               for index, value in enumerate(initial)]
+  variables = [tf.Variable(value, name=name)
+               for name, value in zip(names, initial)]
   if isinstance(optimizer, tf.compat.v1.train.Optimizer):
     # TF1 makes its slots at its first step: one trace, a call per step.
     apply = tf.function(lambda grads: apply_gradients(optimizer, grads,
@@ -76,7 +82,10 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
     return [_apply_and_read(apply, variables, lambda v: v.numpy(), [
         _gradient_tensor(g, v) for g, v in zip(step, variables)])
             for step in gradients]
-  optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  if hasattr(optimizer, "_create_all_weights"):  # OptimizerV2.
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  else:
+    optimizer.build(variables)
   return _steps_in_one_call(optimizer, variables, gradients)
 
 
@@ -147,25 +156,29 @@ def _apply_and_read(apply, variables, to_numpy, grads):
 
 def transform_trajectory(transform: optax.GradientTransformation,
                          initial: Sequence[np.ndarray],
-                         gradients: Sequence[Sequence[np.ndarray]],
+                         gradients: Sequence[Sequence[np.ndarray]], *,
+                         names: Sequence[str] | None = None
                          ) -> list[list[np.ndarray]]:
   """The same trajectory for an optax transformation, one jitted step each.
 
-  The params are a dict keyed by the native variables' names (`variable_0`,
-  ...), so path-based options (Muon's `exclude_layers`, multi_optimizer's
-  patterns) see the same names on both sides.
+  The params are a dict keyed by the native variables' names (`names`, by
+  default `variable_0`, ...), so path-based options (Muon's
+  `exclude_layers`, weight decay excluded from `bias`) see the same names
+  on both sides (a tf_keras variable's name ends in `:0`).
   """
-  return transform_trajectories([transform], initial, gradients)[0]
+  return transform_trajectories([transform], initial, gradients,
+                                names=names)[0]
 
 
 def transform_trajectories(transforms: Sequence[optax.GradientTransformation],
                            initial: Sequence[np.ndarray],
-                           gradients: Sequence[Sequence[np.ndarray]],
+                           gradients: Sequence[Sequence[np.ndarray]], *,
+                           names: Sequence[str] | None = None
                            ) -> list[list[list[np.ndarray]]]:
   """`transform_trajectory` of each of `transforms`, their steps together
   in one jitted program: one XLA compile for all (a compile each costs
   several times more on small problems, as mutant checks run them)."""
-  names = [f"variable_{index}" for index in range(len(initial))]
+  names = names or [f"variable_{index}" for index in range(len(initial))]
 
   @jax.jit
   def step(all_params, all_states, grads):

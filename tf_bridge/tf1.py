@@ -143,7 +143,19 @@ class ProximalGradientDescent(Keras3Optimizer,
                  skip_nonfinite=False) -> None: ...
 
 
+class AdamWeightDecay(Keras3Optimizer, algorithm="tf1.adam_weight_decay"):
+  """`jaxopt_port.tf1.adam_weight_decay`, bridged as a Keras 3 optimizer."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate, weight_decay_rate=0.0, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-06, exclude_from_weight_decay=None,
+                 weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, *,
+                 skip_nonfinite=False) -> None: ...
+
+
 __all__ = ["GradientDescent", "Momentum", "Adam", "Adagrad", "AdagradDA",
            "Adadelta", "RMSProp", "Ftrl", "ProximalAdagrad",
-           "ProximalGradientDescent"]
+           "ProximalGradientDescent", "AdamWeightDecay"]
 # End of catalog classes.

@@ -8,6 +8,7 @@ count of updates). `learning_rate` may also be a schedule of that count.
 """
 
 from jaxopt_port._adagrad import adagrad_decay
+from jaxopt_port.tf1._bert import adam_weight_decay
 from jaxopt_port.tf1._optimizers import (adadelta, adagrad, adagrad_da, adam,
                                          ftrl,
                                          gradient_descent, momentum,
@@ -15,7 +16,8 @@ from jaxopt_port.tf1._optimizers import (adadelta, adagrad, adagrad_da, adam,
                                          proximal_gradient_descent, rmsprop)
 
 __all__ = [
-    "adadelta", "adagrad", "adagrad_da", "adagrad_decay", "adam", "ftrl",
+    "adadelta", "adagrad", "adagrad_da", "adagrad_decay", "adam",
+    "adam_weight_decay", "ftrl",
     "gradient_descent", "momentum", "proximal_adagrad",
     "proximal_gradient_descent", "rmsprop",
 ]

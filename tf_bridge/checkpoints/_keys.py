@@ -357,7 +357,9 @@ def tf1_suggestion(name: str | None, known: dict[str, catalog.Declaration]
 
 
 def _tf1_declarations() -> tuple[catalog.Declaration, ...]:
-  return tuple(d for d in catalog.CATALOG if d.generation == catalog.TF1)
+  """The TF1 classes of `tf.compat.v1.train` (not BERT's)."""
+  return tuple(d for d in catalog.CATALOG
+               if d.generation == catalog.TF1 and d.has_native)
 
 
 def _tf1_default_name(declaration: catalog.Declaration) -> str:

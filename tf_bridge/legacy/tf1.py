@@ -125,7 +125,18 @@ class ProximalGradientDescent(LegacyTF1Optimizer,
                  skip_nonfinite=False) -> None: ...
 
 
+class AdamWeightDecay(LegacyTF1Optimizer, algorithm="tf1.adam_weight_decay"):
+  """`jaxopt_port.tf1.adam_weight_decay`, bridged as an OptimizerV2."""
+  if TYPE_CHECKING:  # The constructor, for static analysis.
+    def __init__(self, learning_rate, weight_decay_rate=0.0, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-06, exclude_from_weight_decay=None,
+                 name='AdamWeightDecay', *, lr=None, decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None,
+                 gradient_aggregator=None, gradient_transformers=None,
+                 skip_nonfinite=False) -> None: ...
+
+
 __all__ = ["GradientDescent", "Momentum", "Adam", "Adagrad", "AdagradDA",
            "Adadelta", "RMSProp", "Ftrl", "ProximalAdagrad",
-           "ProximalGradientDescent"]
+           "ProximalGradientDescent", "AdamWeightDecay"]
 # End of catalog classes.

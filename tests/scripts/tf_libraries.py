@@ -1,0 +1,222 @@
+"""The optimizers of Hugging Face transformers (TF, 4.57) and TF Model
+Garden (2.20), run as originals beside their bridged twins
+(`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`) and their JAX ports,
+on the same named variables and gradients (dense, and sparse rows of an
+embedding where the original takes them) for 100 steps. Prints, per case,
+the three trajectories and that of a mutant port (one argument slightly
+off), and what each side raises for bad input, as JSON.
+
+Run by tests/test_tf_libraries.py through `originals.run` (the originals
+import only in a process of their own, with tf_keras as Keras)."""
+
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import jax  # pylint: disable=wrong-import-position
+import numpy as np  # pylint: disable=wrong-import-position
+import tensorflow as tf  # pylint: disable=wrong-import-position
+import tf_keras  # pylint: disable=wrong-import-position
+from official.modeling.optimization import lars, legacy_adamw  # pylint: disable=wrong-import-position
+from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
+
+import jaxopt_port  # pylint: disable=wrong-import-position
+import tf_bridge.legacy.hf  # pylint: disable=wrong-import-position
+import tf_bridge.legacy.tf_models  # pylint: disable=wrong-import-position
+from tf_bridge import testing  # pylint: disable=wrong-import-position
+
+STEPS = 100
+# Names that the originals' name tests tell apart: `LayerNorm` and `bias`
+# are excluded by the usual lists; "emb.*ings" is a regular expression
+# that finds `embeddings` but is no substring of it.
+NAMES = ["dense/kernel", "dense/bias", "LayerNorm/gamma", "embeddings"]
+SHAPES = [(4, 3), (3,), (3,), (6, 2)]
+RNG = np.random.default_rng(7)
+INITIAL = [RNG.standard_normal(shape).astype(np.float32) for shape in SHAPES]
+
+
+def dense_gradients():
+  # Scaled so that the global norm is above 1 (Model Garden's clip bites).
+  return [[(0.8 * RNG.standard_normal(shape)).astype(np.float32)
+           for shape in SHAPES] for _ in range(STEPS)]
+
+
+def with_sparse_embeddings(gradients):
+  """The embedding's gradient as 3 distinct rows of 6 each step."""
+  sparse = []
+  for step in gradients:
+    rows = np.sort(RNG.choice(6, 3, replace=False)).astype(np.int32)
+    sparse.append(step[:3] + [(step[3][rows], rows)])
+  return sparse
+
+
+DENSE = dense_gradients()
+SPARSE = with_sparse_embeddings(dense_gradients())
+
+
+def port_trajectory(transform, gradients):
+  """The port on params named as tf_keras names the variables (`:0`)."""
+  keys = [f"{name}:0" for name in NAMES]
+  params = dict(zip(keys, map(np.asarray, INITIAL)))
+  state = transform.init(params)
+
+  @jax.jit
+  def step(params, state, grads):
+    updates, state = transform.update(grads, state, params)
+    return jaxopt_port.apply_updates(params, updates), state
+
+  trajectory = []
+  for grads in gradients:
+    grads = {key: (jaxopt_port.RowSparse(g[1], g[0], INITIAL[i].shape[0])
+                   if isinstance(g, tuple) else g)
+             for i, (key, g) in enumerate(zip(keys, grads))}
+    params, state = step(params, state, grads)
+    trajectory.append([np.asarray(params[key]) for key in keys])
+  return trajectory
+
+
+def listed(trajectory):
+  return [[np.asarray(value).tolist() for value in step]
+          for step in trajectory]
+
+
+def case(original, bridged, port, mutant, gradients):
+  return {
+      "original": listed(testing.native_trajectory(
+          original(), INITIAL, gradients, names=NAMES)),
+      "bridged": listed(testing.native_trajectory(
+          bridged(), INITIAL, gradients, names=NAMES)),
+      "port": listed(port_trajectory(port(), gradients)),
+      "mutant": listed(port_trajectory(mutant(), gradients)),
+  }
+
+
+def adam_weight_decay_cases():
+  """Hugging Face's and Model Garden's AdamWeightDecay: the same arguments
+  to the three, the mutant's name test the other library's."""
+  cases = {}
+  hf_arguments = {"learning_rate": 0.01, "weight_decay_rate": 0.1,
+                  "exclude_from_weight_decay": ["LayerNorm", "bias",
+                                                "emb.*ings"]}
+  for gradients_name, gradients in (("dense", DENSE), ("sparse", SPARSE)):
+    cases[f"hf.AdamWeightDecay {gradients_name}"] = case(
+        lambda: hf.AdamWeightDecay(**hf_arguments),
+        lambda: tf_bridge.legacy.hf.AdamWeightDecay(**hf_arguments),
+        lambda: jaxopt_port.hf.adam_weight_decay(**hf_arguments),
+        # Model Garden's regular expressions exclude the embeddings.
+        lambda: jaxopt_port.tf_models.adam_weight_decay(
+            **hf_arguments, gradient_clip_norm=0.0), gradients)
+  included = {**hf_arguments, "include_in_weight_decay": ["dense/bias"],
+              "amsgrad": True, "epsilon": 1e-6}
+  cases["hf.AdamWeightDecay include amsgrad"] = case(
+      lambda: hf.AdamWeightDecay(**included),
+      lambda: tf_bridge.legacy.hf.AdamWeightDecay(**included),
+      lambda: jaxopt_port.hf.adam_weight_decay(**included),
+      lambda: jaxopt_port.hf.adam_weight_decay(
+          **{**included, "include_in_weight_decay": None}), DENSE)
+  garden_arguments = {"learning_rate": 0.01, "weight_decay_rate": 0.1,
+                      "exclude_from_weight_decay": ["LayerNorm", "bias$"]}
+  for gradients_name, gradients in (("dense", DENSE), ("sparse", SPARSE)):
+    cases[f"tf_models.AdamWeightDecay {gradients_name}"] = case(
+        lambda: legacy_adamw.AdamWeightDecay(**garden_arguments),
+        lambda: tf_bridge.legacy.tf_models.AdamWeightDecay(
+            **garden_arguments),
+        lambda: jaxopt_port.tf_models.adam_weight_decay(**garden_arguments),
+        # Without Model Garden's global clip.
+        lambda: jaxopt_port.hf.adam_weight_decay(**garden_arguments),
+        gradients)
+  return cases
+
+
+def lars_cases():
+  cases = {}
+  variants = {
+      "classic": {},
+      "classic nesterov": {"nesterov": True},
+      "popular": {"classic_momentum": False},
+      "popular nesterov": {"classic_momentum": False, "nesterov": True},
+  }
+  for variant, arguments in variants.items():
+    arguments = {"learning_rate": 0.1, "momentum": 0.9,
+                 "weight_decay_rate": 0.01, "eeta": 0.01,
+                 "exclude_from_weight_decay": ["LayerNorm", "bias"],
+                 "exclude_from_layer_adaptation": ["embeddings"],
+                 **arguments}
+    cases[f"tf_models.LARS {variant}"] = case(
+        lambda arguments=arguments: lars.LARS(**arguments),
+        lambda arguments=arguments: tf_bridge.legacy.tf_models.LARS(
+            **arguments),
+        lambda arguments=arguments: jaxopt_port.tf_models.lars(**arguments),
+        lambda arguments=arguments: jaxopt_port.tf_models.lars(
+            **{**arguments, "eeta": arguments["eeta"] * 1.05}), DENSE)
+  return cases
+
+
+def create_optimizer_cases():
+  """`create_optimizer` with weight decay (AdamWeightDecay after a warm-up
+  and a decay) and without (tf_keras's Adam of the 2.11+ generation)."""
+  cases = {}
+  for label, weight_decay_rate in (("weight decay", 0.01), ("adam", 0.0)):
+    arguments = {"init_lr": 0.05, "num_train_steps": STEPS,
+                 "num_warmup_steps": 10, "min_lr_ratio": 0.1,
+                 "weight_decay_rate": weight_decay_rate,
+                 "adam_global_clipnorm": 2.0}
+    cases[f"hf.create_optimizer {label}"] = case(
+        lambda arguments=arguments: hf.create_optimizer(**arguments)[0],
+        lambda arguments=arguments: tf_bridge.legacy.hf.create_optimizer(
+            **arguments)[0],
+        lambda arguments=arguments: jaxopt_port.hf.create_optimizer(
+            **arguments),
+        lambda arguments=arguments: jaxopt_port.hf.create_optimizer(
+            **{**arguments, "num_warmup_steps": 11}), DENSE)
+  return cases
+
+
+def schedules():
+  """Hugging Face's `WarmUp` over a `PolynomialDecay` (power 2), its
+  bridged twin and the JAX one, at every step of 120."""
+  def make(module, decay):
+    return module.WarmUp(0.1, decay(0.1, 90, 0.001, power=2.0), 10,
+                         power=1.5)
+  steps = np.arange(120)
+  original = make(hf, tf_keras.optimizers.schedules.PolynomialDecay)
+  bridged = make(tf_bridge.legacy.hf,
+                 tf_keras.optimizers.schedules.PolynomialDecay)
+  port = make(jaxopt_port.hf, jaxopt_port.schedules.PolynomialDecay)
+  return {"original": [float(original(step)) for step in steps],
+          "bridged": [float(bridged(step)) for step in steps],
+          "port": [float(port(step)) for step in steps]}
+
+
+def raised(call):
+  try:
+    call()
+  except Exception as error:  # pylint: disable=broad-except
+    return [type(error).__name__, str(error)]
+  return None
+
+
+def sparse_lars():
+  """What LARS does with a sparse gradient, original and bridged."""
+  def apply(make):
+    variable = tf.Variable(np.ones((4, 2), np.float32), name="embeddings")
+    gradient = tf.IndexedSlices(tf.ones((1, 2)), tf.constant([1]),
+                                tf.constant([4, 2]))
+    optimizer = make()
+    return raised(lambda: tf.function(lambda: optimizer.apply_gradients(
+        [(gradient, variable)]))())
+  return {"original": apply(lars.LARS),
+          "bridged": apply(tf_bridge.legacy.tf_models.LARS)}
+
+
+def main():
+  cases = {**adam_weight_decay_cases(), **lars_cases(),
+           **create_optimizer_cases()}
+  print(json.dumps({"cases": cases, "schedules": schedules(),
+                    "sparse_lars": sparse_lars()}))
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,165 @@
+"""The optimizers of the other TF libraries against their originals.
+
+Hugging Face transformers 4.57's TF `AdamWeightDecay`, `WarmUp` and
+`create_optimizer`, and TF Model Garden 2.20's `LARS` and `AdamWeightDecay`,
+run as the ground truth beside their bridged twins and ports
+(tests/scripts/tf_libraries.py, in a process of its own: `originals.run`):
+100 steps on named variables, dense and sparse, each case with a mutant
+port that must part from the original. BERT's TF1 `AdamWeightDecayOptimizer`
+no longer runs: its published formula is the ground truth here.
+"""
+
+import jax.numpy as jnp
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import jaxopt_port
+import tf_bridge.legacy.tf1
+import tf_bridge.tf1
+from tf_bridge import testing
+
+import originals
+from bridge_cases import keras_trajectory
+
+# One worker runs this module (README runs pytest with --dist loadgroup),
+# so its process runs once.
+pytestmark = pytest.mark.xdist_group("tf_libraries")
+
+RTOL, ATOL = 1e-5, 1e-6  # test_bridge_parity's.
+CASES = [
+    "hf.AdamWeightDecay dense", "hf.AdamWeightDecay sparse",
+    "hf.AdamWeightDecay include amsgrad",
+    "tf_models.AdamWeightDecay dense", "tf_models.AdamWeightDecay sparse",
+    "tf_models.LARS classic", "tf_models.LARS classic nesterov",
+    "tf_models.LARS popular", "tf_models.LARS popular nesterov",
+    "hf.create_optimizer weight decay", "hf.create_optimizer adam",
+]
+
+
+@pytest.fixture(scope="module")
+def runs():
+  return originals.run("tf_libraries.py")
+
+
+def test_every_case_ran(runs):
+  assert sorted(runs["cases"]) == sorted(CASES)
+
+
+@pytest.mark.parametrize("side", ["bridged", "port"])
+@pytest.mark.parametrize("name", CASES)
+def test_equals_the_original(runs, name, side):
+  case = runs["cases"][name]
+  testing.compare_trajectories(case[side], case["original"], rtol=RTOL,
+                               atol=ATOL, actual_name=side,
+                               expected_name=name.split()[0])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_mutant_parts_from_the_original(runs, name):
+  """The check above fails on a port with one argument slightly off (the
+  other library's name test, a 5 % larger eeta, a warm-up a step longer,
+  no `include_in_weight_decay`, no global clip)."""
+  case = runs["cases"][name]
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(case["mutant"], case["original"], rtol=RTOL,
+                                 atol=ATOL)
+
+
+def test_warm_up_is_hugging_faces(runs):
+  schedules = runs["schedules"]
+  assert max(schedules["original"]) > 0.09  # Warmed up, then decayed.
+  np.testing.assert_allclose(schedules["bridged"], schedules["original"],
+                             rtol=0, atol=0)
+  np.testing.assert_allclose(schedules["port"], schedules["original"],
+                             rtol=1e-6, atol=1e-9)
+
+
+def test_lars_refuses_sparse_gradients_as_model_garden(runs):
+  original = runs["sparse_lars"]["original"]
+  bridged = runs["sparse_lars"]["bridged"]
+  assert original == ["NotImplementedError",
+                      "Applying sparse gradients is not implemented."]
+  assert bridged[0] == original[0] and bridged[1].startswith(original[1])
+  assert "embeddings:0" in bridged[1]
+  sparse = jaxopt_port.RowSparse(jnp.array([1]), jnp.ones((1, 2)), 4)
+  transform = jaxopt_port.tf_models.lars()
+  params = {"embeddings": jnp.ones((4, 2))}
+  with pytest.raises(NotImplementedError,
+                     match=r"^Applying sparse gradients is not implemented\. "
+                           r"\(The gradient at \['embeddings'\]"):
+    transform.update({"embeddings": sparse}, transform.init(params), params)
+
+
+# BERT's AdamWeightDecayOptimizer, from google-research/bert's
+# optimization.py: no bias correction; decay inside the step for the names
+# (without `:0`) no exclusion finds.
+BERT = {"learning_rate": 0.01, "weight_decay_rate": 0.1,
+        "exclude_from_weight_decay": ["LayerNorm", "bias$"]}
+BERT_NAMES = ["dense/kernel", "dense/bias", "LayerNorm/gamma"]
+BERT_SHAPES = [(4, 3), (3,), (3,)]
+
+
+def bert_formula(initial, gradients, names, strip_suffix=True):
+  import re  # pylint: disable=import-outside-toplevel
+  params = [np.array(p, np.float64) for p in initial]
+  m = [np.zeros_like(p) for p in params]
+  v = [np.zeros_like(p) for p in params]
+  trajectory = []
+  for step in gradients:
+    for i, (g, name) in enumerate(zip(step, names)):
+      m[i] = 0.9 * m[i] + 0.1 * g
+      v[i] = 0.999 * v[i] + 0.001 * g * g
+      update = m[i] / (np.sqrt(v[i]) + 1e-6)
+      if strip_suffix:
+        name = re.sub(r":\d+$", "", name)
+      if not any(re.search(r, name) for r in BERT["exclude_from_weight_decay"]):
+        update = update + 0.1 * params[i]
+      params[i] = params[i] - 0.01 * update
+    trajectory.append([p.copy() for p in params])
+  return trajectory
+
+
+@pytest.fixture(scope="module")
+def bert_problem():
+  return testing.seeded_problem(100, 3, 1.0, BERT_SHAPES)
+
+
+@pytest.mark.parametrize("side", ["port", "legacy", "keras"])
+def test_bert_adam_weight_decay_is_berts_formula(bert_problem, side):
+  """The port (on tf_keras's names, `dense/bias:0`), the OptimizerV2 class
+  and the Keras 3 class follow BERT's formula for 100 steps; the formula
+  matching `bias$` against the names with `:0` (a mutant) does not."""
+  initial, gradients = bert_problem
+  legacy_names = [f"{name}:0" for name in BERT_NAMES]
+  if side == "port":
+    actual = testing.transform_trajectory(
+        jaxopt_port.tf1.adam_weight_decay(**BERT), initial, gradients,
+        names=legacy_names)
+  elif side == "legacy":
+    actual = keras_trajectory(tf_bridge.legacy.tf1.AdamWeightDecay(**BERT),
+                              initial, gradients, names=BERT_NAMES)
+  else:  # Keras 3 names have no "/": its paths are the names.
+    actual = keras_trajectory(
+        tf_bridge.tf1.AdamWeightDecay(**BERT), initial, gradients,
+        names=[name.replace("/", "_") for name in BERT_NAMES])
+  expected = bert_formula(initial, gradients, legacy_names)
+  testing.compare_trajectories(actual, expected, rtol=RTOL, atol=ATOL,
+                               actual_name=side, expected_name="BERT")
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(
+        actual, bert_formula(initial, gradients, legacy_names,
+                             strip_suffix=False), rtol=RTOL, atol=ATOL)
+
+
+def test_bert_slots_are_berts_names():
+  variable = tf.Variable(np.ones((2,), np.float32), name="dense/bias")
+  optimizer = tf_bridge.legacy.tf1.AdamWeightDecay(0.01)
+  optimizer.apply_gradients([(tf.ones((2,)), variable)])
+  assert optimizer.get_slot_names() == ["adam_m", "adam_v"]
+  keras_variable = keras.Variable(np.ones((2,), np.float32), name="bias")
+  keras_optimizer = tf_bridge.tf1.AdamWeightDecay(0.01)
+  keras_optimizer.build([keras_variable])
+  assert [v.name for v in keras_optimizer.variables][-2:] == [
+      "bias_adam_m", "bias_adam_v"]
