@@ -1,8 +1,8 @@
 """The optimizers of the other TF libraries against their originals.
 
 Hugging Face transformers 4.57's TF `AdamWeightDecay`, `WarmUp` and
-`create_optimizer`, and TF Model Garden 2.20's `LARS` and `AdamWeightDecay`,
-run as the ground truth beside their bridged twins and ports
+`create_optimizer`, TF Model Garden 2.20's `LARS` and `AdamWeightDecay`, and
+TF Recommenders 0.7.7's `ClippyAdagrad`, run as the ground truth beside their bridged twins and ports
 (tests/scripts/tf_libraries.py, in a process of its own: `originals.run`):
 100 steps on named variables, dense and sparse, each case with a mutant
 port that must part from the original. BERT's TF1 `AdamWeightDecayOptimizer`
@@ -35,6 +35,9 @@ CASES = [
     "tf_models.LARS classic", "tf_models.LARS classic nesterov",
     "tf_models.LARS popular", "tf_models.LARS popular nesterov",
     "hf.create_optimizer weight decay", "hf.create_optimizer adam",
+    "tfrs.ClippyAdagrad dense", "tfrs.ClippyAdagrad sparse",
+    "tfrs.ClippyAdagrad exported clipped accumulator",
+    "tfrs.ClippyAdagrad standard accumulator",
 ]
 
 
@@ -59,8 +62,8 @@ def test_equals_the_original(runs, name, side):
 @pytest.mark.parametrize("name", CASES)
 def test_a_mutant_parts_from_the_original(runs, name):
   """The check above fails on a port with one argument slightly off (the
-  other library's name test, a 5 % larger eeta, a warm-up a step longer,
-  no `include_in_weight_decay`, no global clip)."""
+  other library's name test, a 5 % larger eeta or clipping threshold, a
+  warm-up a step longer, no `include_in_weight_decay`, no global clip)."""
   case = runs["cases"][name]
   with pytest.raises(AssertionError, match="part at step"):
     testing.compare_trajectories(case["mutant"], case["original"], rtol=RTOL,

@@ -23,8 +23,11 @@ TF1 = "tf1"
 ADDONS = "addons"
 HF = "hf"
 TF_MODELS = "tf_models"
-# The libraries beside Keras whose optimizers the catalog holds: their
-# classes are in `tf_bridge.<library>` and `tf_bridge.legacy.<library>`.
+TFRS = "tfrs"
+# The libraries beside Keras of OptimizerV2's time whose optimizers the
+# catalog holds: their classes are in `tf_bridge.<library>` and
+# `tf_bridge.legacy.<library>`. TF Recommenders' optimizers are of tf_keras's
+# 2.11+ generation: their classes are in `tf_bridge.tfrs`.
 LIBRARIES = (ADDONS, HF, TF_MODELS)
 _NATIVE_MODULES = {KERAS: "keras.optimizers",
                    LEGACY: "tf_keras.optimizers.legacy",
@@ -32,7 +35,7 @@ _NATIVE_MODULES = {KERAS: "keras.optimizers",
 # Where the generation's ports and bridged classes live, below `jaxopt_port`,
 # `tf_bridge` and `tf_bridge.legacy`.
 _PREFIXES = {KERAS: "", LEGACY: "legacy.", TF1: "tf1.", ADDONS: "addons.",
-             HF: "hf.", TF_MODELS: "tf_models."}
+             HF: "hf.", TF_MODELS: "tf_models.", TFRS: "tfrs."}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +199,13 @@ def hf(port, class_name, **options) -> Declaration:
                      **options)
 
 
+def tfrs(port, class_name, **options) -> Declaration:
+  return Declaration(
+      port, class_name, TFRS, has_native=False,
+      original=("tensorflow_recommenders.experimental.optimizers."
+                + class_name), **options)
+
+
 def tf_models(port, class_name, module, **options) -> Declaration:
   return Declaration(
       port, class_name, TF_MODELS, has_native=False,
@@ -327,6 +337,8 @@ CATALOG: tuple[Declaration, ...] = (
     tf_models(jaxopt_port.tf_models.adam_weight_decay, "AdamWeightDecay",
               "legacy_adamw", every_slot_arguments={"amsgrad": True}),
     tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
+    tfrs(jaxopt_port.tfrs.clippy_adagrad, "ClippyAdagrad",
+         every_slot_arguments={"export_clipping_factors": True}),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}
@@ -405,6 +417,7 @@ CLASS_MODULES: dict[str, tuple[str, Callable[[], list[Declaration]]]] = {
                            lambda: _generation(TF_MODELS)),
     "tf_bridge.legacy.tf_models": ("LegacyOptimizer",
                                    lambda: legacy_hosted(TF_MODELS)),
+    "tf_bridge.tfrs": ("Keras3Optimizer", lambda: _generation(TFRS)),
 }
 GENERATED_BEGIN = ("# Catalog classes, written by `python -m tf_bridge.catalog` "
                    "from CATALOG.\n")

@@ -1,6 +1,7 @@
-"""The optimizers of Hugging Face transformers (TF, 4.57) and TF Model
-Garden (2.20), run as originals beside their bridged twins
-(`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`) and their JAX ports,
+"""The optimizers of Hugging Face transformers (TF, 4.57), TF Model Garden
+(2.20) and TF Recommenders (0.7.7), run as originals beside their bridged
+twins (`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`,
+`tf_bridge.tfrs`) and their JAX ports,
 on the same named variables and gradients (dense, and sparse rows of an
 embedding where the original takes them) for 100 steps. Prints, per case,
 the three trajectories and that of a mutant port (one argument slightly
@@ -20,11 +21,13 @@ import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
 from official.modeling.optimization import lars, legacy_adamw  # pylint: disable=wrong-import-position
+from tensorflow_recommenders.experimental import optimizers as tfrs  # pylint: disable=wrong-import-position
 from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
 
 import jaxopt_port  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.hf  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.tf_models  # pylint: disable=wrong-import-position
+import tf_bridge.tfrs  # pylint: disable=wrong-import-position
 from tf_bridge import testing  # pylint: disable=wrong-import-position
 
 STEPS = 100
@@ -82,12 +85,12 @@ def listed(trajectory):
           for step in trajectory]
 
 
-def case(original, bridged, port, mutant, gradients):
+def case(original, bridged, port, mutant, gradients, names=tuple(NAMES)):
   return {
       "original": listed(testing.native_trajectory(
-          original(), INITIAL, gradients, names=NAMES)),
+          original(), INITIAL, gradients, names=names)),
       "bridged": listed(testing.native_trajectory(
-          bridged(), INITIAL, gradients, names=NAMES)),
+          bridged(), INITIAL, gradients, names=names)),
       "port": listed(port_trajectory(port(), gradients)),
       "mutant": listed(port_trajectory(mutant(), gradients)),
   }
@@ -174,6 +177,35 @@ def create_optimizer_cases():
   return cases
 
 
+def clippy_adagrad_cases():
+  """TFRS's ClippyAdagrad (tf_keras's 2.11+ generation) and the Keras 3
+  class (Keras 3 names have no "/"), dense and on sparse rows, with its
+  options; the mutant's variable threshold 5 % larger."""
+  cases = {}
+  variants = {
+      "dense": ({}, DENSE),
+      "sparse": ({}, SPARSE),
+      "exported clipped accumulator": (
+          {"export_clipping_factors": True, "clip_accumulator_update": True,
+           "accumulator_relative_threshold": 0.001}, DENSE),
+      "standard accumulator": ({"use_standard_accumulator_update": True},
+                               SPARSE),
+  }
+  names = [name.replace("/", "_") for name in NAMES]
+  for variant, (arguments, gradients) in variants.items():
+    arguments = {"learning_rate": 0.5, "variable_relative_threshold": 0.05,
+                 **arguments}
+    cases[f"tfrs.ClippyAdagrad {variant}"] = case(
+        lambda arguments=arguments: tfrs.ClippyAdagrad(**arguments),
+        lambda arguments=arguments: tf_bridge.tfrs.ClippyAdagrad(**arguments),
+        lambda arguments=arguments: jaxopt_port.tfrs.clippy_adagrad(
+            **arguments),
+        lambda arguments=arguments: jaxopt_port.tfrs.clippy_adagrad(
+            **{**arguments, "variable_relative_threshold": 0.0525}),
+        gradients, names)
+  return cases
+
+
 def schedules():
   """Hugging Face's `WarmUp` over a `PolynomialDecay` (power 2), its
   bridged twin and the JAX one, at every step of 120."""
@@ -213,7 +245,7 @@ def sparse_lars():
 
 def main():
   cases = {**adam_weight_decay_cases(), **lars_cases(),
-           **create_optimizer_cases()}
+           **create_optimizer_cases(), **clippy_adagrad_cases()}
   print(json.dumps({"cases": cases, "schedules": schedules(),
                     "sparse_lars": sparse_lars()}))
 
