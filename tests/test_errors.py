@@ -327,7 +327,8 @@ NEEDS_PARAMS = {
     "addons.conditional_gradient": "conditional_gradient sets the params "
                                    "from them",
     "addons.lamb": "lamb scales its step by the params' norm",
-    "tf_models.lars": "LARS scales its step by the params' norm",
+    "tf_models.lars": "lars scales its step by the params' norm",
+    "tfrs.clippy_adagrad": "clippy_adagrad bounds its step by the params",
 }
 
 

@@ -80,7 +80,7 @@ def lars(momentum: float = 0.9, weight_decay_rate: float = 0.0,
 
   def update(grads, slots, params, learning_rate, iteration):
     del iteration
-    _checks.require_params(params, "LARS scales its step by the params' norm")
+    _checks.require_params(params, "lars scales its step by the params' norm")
 
     def leaf_step(path, g, v, p):
       mu = cast_like(momentum, g)

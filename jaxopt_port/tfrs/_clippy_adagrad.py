@@ -78,16 +78,16 @@ def clippy_adagrad(initial_accumulator_value: float = 0.1,
     raise ValueError(
         "clip_accumulator_update and use_standard_accumulator_update cannot "
         "both be set to True.")
+  # TFRS's words (it raises them at the first step).
   for name, value in (("variable_relative_threshold",
                        variable_relative_threshold),
                       ("accumulator_relative_threshold",
                        accumulator_relative_threshold)):
-    if value < 0:
-      raise ValueError("relative_factors must all be non-negative. "
-                       f"({name}={value})")
-  if absolute_threshold < 0:
-    raise ValueError("absolute_factor must be non-negative. "
-                     f"(absolute_threshold={absolute_threshold})")
+    _checks.check_range(name, value, 0.0, message=(
+        "relative_factors must all be non-negative. ({name}={value})"))
+  _checks.check_range("absolute_threshold", absolute_threshold, 0.0,
+                      message="absolute_factor must be non-negative. "
+                      "({name}={value})")
 
   def build(params):
     return ClippyAdagradSlots(
@@ -120,4 +120,6 @@ def clippy_adagrad(initial_accumulator_value: float = 0.1,
     return updates, ClippyAdagradSlots(
         accumulators, scales if export_clipping_factors else None)
 
-  return UpdateStep(build, update)
+  # The clipping factor needs every element's old accumulator before any
+  # new one is written.
+  return UpdateStep(build, update, reads_old_slots=True)
