@@ -79,6 +79,32 @@ def test_warm_up_is_hugging_faces(runs):
                              rtol=1e-6, atol=1e-9)
 
 
+GARDEN_SCHEDULES = [
+    "PolynomialDecayWithOffset", "ExponentialDecayWithOffset",
+    "CosineDecayWithOffset", "PiecewiseConstantDecayWithOffset",
+    "DirectPowerDecay", "PowerAndLinearDecay", "PowerDecayWithOffset",
+    "StepCosineDecayWithOffset", "LinearWarmup", "PolynomialWarmUp"]
+
+
+def test_every_model_garden_schedule_ran(runs):
+  assert sorted(runs["garden_schedules"]) == sorted(GARDEN_SCHEDULES)
+
+
+@pytest.mark.parametrize("name", GARDEN_SCHEDULES)
+def test_model_garden_schedule(runs, name):
+  """`jaxopt_port.tf_models.<Name>` equals Model Garden's at each of 300
+  steps (NaN where it is NaN: StepCosineDecayWithOffset after its last
+  boundary), and a mutant (one argument off) does not."""
+  values = {side: np.array(runs["garden_schedules"][name][side], np.float64)
+            for side in ("original", "port", "mutant")}
+  assert np.ptp(values["original"][np.isfinite(values["original"])]) > 1e-3
+  np.testing.assert_allclose(values["port"], values["original"], rtol=1e-6,
+                             atol=0)
+  with pytest.raises(AssertionError):
+    np.testing.assert_allclose(values["mutant"], values["original"],
+                               rtol=1e-6, atol=0)
+
+
 def test_lars_refuses_sparse_gradients_as_model_garden(runs):
   original = runs["sparse_lars"]["original"]
   bridged = runs["sparse_lars"]["bridged"]

@@ -20,7 +20,7 @@ import jax  # pylint: disable=wrong-import-position
 import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
-from official.modeling.optimization import lars, legacy_adamw  # pylint: disable=wrong-import-position
+from official.modeling.optimization import lars, legacy_adamw, lr_schedule  # pylint: disable=wrong-import-position
 from tensorflow_recommenders.experimental import optimizers as tfrs  # pylint: disable=wrong-import-position
 from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
 
@@ -222,6 +222,68 @@ def schedules():
           "port": [float(port(step)) for step in steps]}
 
 
+def garden_schedules():
+  """Each of Model Garden's schedules and the JAX one (and a mutant: one
+  argument off), at every step of 300, as (arguments, mutated argument)
+  pairs of the same constructor names."""
+  decay = {"initial_learning_rate": 0.1, "decay_steps": 200,
+           "end_learning_rate": 0.001, "power": 2.0}
+  cases = {
+      "PolynomialDecayWithOffset": ({**decay, "offset": 30}, {"offset": 31}),
+      "ExponentialDecayWithOffset": (
+          {"initial_learning_rate": 0.1, "decay_steps": 50,
+           "decay_rate": 0.5, "staircase": True, "offset": 20},
+          {"decay_rate": 0.55}),
+      "CosineDecayWithOffset": (
+          {"initial_learning_rate": 0.1, "decay_steps": 200, "alpha": 0.1,
+           "offset": 40}, {"alpha": 0.11}),
+      "PiecewiseConstantDecayWithOffset": (
+          {"boundaries": [50, 150], "values": [0.1, 0.05, 0.01],
+           "offset": 25}, {"offset": 24}),
+      "DirectPowerDecay": ({"initial_learning_rate": 0.3, "power": -0.5},
+                           {"power": -0.52}),
+      "PowerAndLinearDecay": (
+          {"initial_learning_rate": 0.3, "total_decay_steps": 250,
+           "power": -0.5, "linear_decay_fraction": 0.2, "offset": 10},
+          {"linear_decay_fraction": 0.21}),
+      "PowerDecayWithOffset": (
+          {"initial_learning_rate": 0.3, "power": -0.5, "offset": 60,
+           "pre_offset_learning_rate": 0.2}, {"offset": 61}),
+      "StepCosineDecayWithOffset": (
+          {"boundaries": [0, 100, 200], "values": [0.1, 0.05, 0.01],
+           "offset": 5}, {"values": [0.1, 0.05, 0.011]}),
+  }
+  steps = np.arange(300)
+  found = {}
+
+  def values(schedule):
+    return [float(schedule(step)) for step in steps]
+
+  for name, (arguments, mutated) in cases.items():
+    found[name] = {
+        "original": values(getattr(lr_schedule, name)(**arguments)),
+        "port": values(getattr(jaxopt_port.tf_models, name)(**arguments)),
+        "mutant": values(getattr(jaxopt_port.tf_models, name)(
+            **{**arguments, **mutated}))}
+  for name, extra, mutated in (
+      ("LinearWarmup", {"warmup_learning_rate": 0.01},
+       {"warmup_learning_rate": 0.011}),
+      ("PolynomialWarmUp", {"power": 2.0}, {"power": 2.1})):
+    def make(module, decay_class, **own):
+      return getattr(module, name)(
+          after_warmup_lr_sched=decay_class(**decay), warmup_steps=40, **own)
+    found[name] = {
+        "original": values(make(lr_schedule,
+                                tf_keras.optimizers.schedules.PolynomialDecay,
+                                **extra)),
+        "port": values(make(jaxopt_port.tf_models,
+                            jaxopt_port.schedules.PolynomialDecay, **extra)),
+        "mutant": values(make(jaxopt_port.tf_models,
+                              jaxopt_port.schedules.PolynomialDecay,
+                              **mutated))}
+  return found
+
+
 def raised(call):
   try:
     call()
@@ -247,6 +309,7 @@ def main():
   cases = {**adam_weight_decay_cases(), **lars_cases(),
            **create_optimizer_cases(), **clippy_adagrad_cases()}
   print(json.dumps({"cases": cases, "schedules": schedules(),
+                    "garden_schedules": garden_schedules(),
                     "sparse_lars": sparse_lars()}))
 
 
