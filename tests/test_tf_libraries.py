@@ -105,6 +105,20 @@ def test_model_garden_schedule(runs, name):
                                rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("label", ["dynamic", "start_step 5 fixed decay"])
+def test_model_garden_moving_average(runs, label):
+  """`jaxopt_port.tf_models.exponential_moving_average` keeps Model Garden's
+  averages (`shadow_copy`'s slots) over 60 steps of legacy Adam; TF Addons'
+  moving average (it starts at the params, counts one step less) parts."""
+  run = runs["garden_moving_averages"][label]
+  testing.compare_trajectories(run["port"], run["original"], rtol=RTOL,
+                               atol=ATOL, actual_name="port",
+                               expected_name="Model Garden")
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(run["mutant"], run["original"], rtol=RTOL,
+                                 atol=ATOL)
+
+
 def test_lars_refuses_sparse_gradients_as_model_garden(runs):
   original = runs["sparse_lars"]["original"]
   bridged = runs["sparse_lars"]["bridged"]

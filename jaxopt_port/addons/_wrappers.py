@@ -37,10 +37,13 @@ def average_params(state: AveragedState) -> optax.Params:
   return state.average
 
 
-def _averaging(optimizer: optax.GradientTransformation, name: str,
-               new_average) -> optax.GradientTransformationExtraArgs:
+def averaging(optimizer: optax.GradientTransformation, name: str,
+              new_average, initial_average=lambda params: params
+              ) -> optax.GradientTransformationExtraArgs:
+  """`optimizer`, then `average = new_average(average, new params, steps
+  before this one)`; the average starts at `initial_average(params)`."""
   def init_fn(params):
-    return AveragedState(optimizer.init(params), params,
+    return AveragedState(optimizer.init(params), initial_average(params),
                          jnp.zeros([], jnp.int32))
 
   def update_fn(grads, state, params=None, **extra_args):
@@ -103,7 +106,7 @@ def moving_average(optimizer: optax.GradientTransformation,
         lambda a, p: a - (1.0 - decay).astype(a.dtype) * (a - p), average,
         params)
 
-  return _averaging(optimizer, "moving_average", new_average)
+  return averaging(optimizer, "moving_average", new_average)
 
 
 @_checks.numbers_checked
@@ -142,7 +145,7 @@ def swa(optimizer: optax.GradientTransformation, start_averaging: int = 0,
                                / (n + 1.0).astype(a.dtype), a),
         average, params)
 
-  return _averaging(optimizer, "swa", new_average)
+  return averaging(optimizer, "swa", new_average)
 
 
 @_checks.numbers_checked

@@ -5,6 +5,7 @@ numbers. Its learning-rate schedules are here by their class names, as
 callables of the step count.
 """
 
+from jaxopt_port.tf_models._ema import exponential_moving_average
 from jaxopt_port.tf_models._lars import lars
 from jaxopt_port.tf_models._legacy_adamw import adam_weight_decay
 from jaxopt_port.tf_models._schedules import (
@@ -18,5 +19,5 @@ __all__ = [
     "LinearWarmup", "PiecewiseConstantDecayWithOffset",
     "PolynomialDecayWithOffset", "PolynomialWarmUp", "PowerAndLinearDecay",
     "PowerDecayWithOffset", "StepCosineDecayWithOffset", "adam_weight_decay",
-    "lars",
+    "exponential_moving_average", "lars",
 ]

@@ -20,7 +20,8 @@ import jax  # pylint: disable=wrong-import-position
 import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
-from official.modeling.optimization import lars, legacy_adamw, lr_schedule  # pylint: disable=wrong-import-position
+from official.modeling.optimization import (  # pylint: disable=wrong-import-position
+    ema_optimizer, lars, legacy_adamw, lr_schedule)
 from tensorflow_recommenders.experimental import optimizers as tfrs  # pylint: disable=wrong-import-position
 from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
 
@@ -284,6 +285,59 @@ def garden_schedules():
   return found
 
 
+def garden_moving_averages():
+  """Model Garden's ExponentialMovingAverage around tf_keras's legacy Adam
+  (its averages made by `shadow_copy` of a model's weights) and the JAX
+  wrapper around the legacy Adam port, 60 steps: the averages after each,
+  and a mutant's (the TF Addons average, which starts at the params)."""
+  found = {}
+  steps = DENSE[:60]
+  for label, arguments in (("dynamic", {}),
+                           ("start_step 5 fixed decay",
+                            {"start_step": 5, "dynamic_decay": False,
+                             "average_decay": 0.9})):
+    tf_keras.backend.clear_session()
+    model = tf_keras.Sequential([tf_keras.Input((4,)),
+                                 tf_keras.layers.Dense(3)])
+    model.set_weights(INITIAL[:2])
+    optimizer = ema_optimizer.ExponentialMovingAverage(
+        tf_keras.optimizers.legacy.Adam(0.05), **arguments)
+    optimizer.shadow_copy(model)
+    variables = model.trainable_variables
+    @tf.function
+    def apply(grads, optimizer=optimizer, variables=variables):
+      optimizer.apply_gradients(zip(grads, variables))
+
+    original = []
+    for grads in steps:
+      apply([tf.constant(g) for g in grads[:2]])
+      original.append([optimizer.get_slot(v, "average").numpy().tolist()
+                       for v in variables])
+
+    def averages(transform):
+      params = {"kernel": INITIAL[0], "bias": INITIAL[1]}
+      state = transform.init(params)
+      update = jax.jit(transform.update)
+      trajectory = []
+      for grads in steps:
+        updates, state = update({"kernel": grads[0], "bias": grads[1]},
+                                state, params)
+        params = jaxopt_port.apply_updates(params, updates)
+        average = jaxopt_port.addons.average_params(state)
+        trajectory.append([np.asarray(average["kernel"]).tolist(),
+                           np.asarray(average["bias"]).tolist()])
+      return trajectory
+
+    found[label] = {
+        "original": original,
+        "port": averages(jaxopt_port.tf_models.exponential_moving_average(
+            jaxopt_port.legacy.adam(0.05), **arguments)),
+        "mutant": averages(jaxopt_port.addons.moving_average(
+            jaxopt_port.legacy.adam(0.05), **{
+                "dynamic_decay": True, **arguments}))}
+  return found
+
+
 def raised(call):
   try:
     call()
@@ -310,6 +364,7 @@ def main():
            **create_optimizer_cases(), **clippy_adagrad_cases()}
   print(json.dumps({"cases": cases, "schedules": schedules(),
                     "garden_schedules": garden_schedules(),
+                    "garden_moving_averages": garden_moving_averages(),
                     "sparse_lars": sparse_lars()}))
 
 
