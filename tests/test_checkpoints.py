@@ -17,6 +17,7 @@ import re
 import warnings
 
 import jax
+import jaxopt_port
 import numpy as np
 import optax
 import pytest
@@ -463,6 +464,92 @@ def test_tf1_saver_file_continues_in_jax_and_back(name, tmp_path):
     with pytest.raises(AssertionError, match="part at step"):
       testing.compare_trajectories(restored.steps(gradients[K + N:]),
                                    native_more, rtol=1e-5, atol=1e-6)
+
+
+BERT_PATHS = ("bert/dense/kernel", "bert/dense/bias", "bert/LayerNorm/gamma")
+BERT = {"learning_rate": 0.01, "weight_decay_rate": 0.01,
+        "exclude_from_weight_decay": ["LayerNorm", "layer_norm", "bias"]}
+
+
+class BertProgram:
+  """BERT's pre-training step as google-research/bert's `optimization.py`
+  writes it in TF1 (the code itself no longer runs): per variable,
+  `<name>/adam_m` and `<name>/adam_v` made by `get_variable`, Adam without
+  bias correction and the decay inside the step for names no exclusion
+  finds; `global_step` advanced by the loop; saved with `Saver`."""
+
+  def __init__(self, initial):
+    self.graph = tf.Graph()
+    with self.graph.as_default():
+      self.variables = [tf.compat.v1.get_variable(path, initializer=value)
+                        for path, value in zip(BERT_PATHS, initial)]
+      self.gradients = [tf.compat.v1.placeholder(tf.float32, v.shape)
+                        for v in self.variables]
+      global_step = tf.compat.v1.train.get_or_create_global_step()
+      assignments = []
+      for grad, param in zip(self.gradients, self.variables):
+        name = param.op.name
+        m, v = (tf.compat.v1.get_variable(
+            f"{name}/{slot}", shape=param.shape, dtype=tf.float32,
+            trainable=False, initializer=tf.zeros_initializer())
+                for slot in ("adam_m", "adam_v"))
+        next_m = tf.multiply(0.9, m) + tf.multiply(1.0 - 0.9, grad)
+        next_v = (tf.multiply(0.999, v)
+                  + tf.multiply(1.0 - 0.999, tf.square(grad)))
+        update = next_m / (tf.sqrt(next_v) + 1e-6)
+        if not any(re.search(r, name)
+                   for r in BERT["exclude_from_weight_decay"]):
+          update += BERT["weight_decay_rate"] * param
+        assignments += [param.assign(param - BERT["learning_rate"] * update),
+                        m.assign(next_m), v.assign(next_v)]
+      self.train = tf.group(*assignments,
+                            global_step.assign(global_step + 1))
+      self.saver = tf.compat.v1.train.Saver()
+      self.session = tf.compat.v1.Session(graph=self.graph)
+      self.session.run(tf.compat.v1.global_variables_initializer())
+
+  save, restore, steps = Tf1Program.save, Tf1Program.restore, Tf1Program.steps
+
+
+def test_a_bert_checkpoint_continues_in_jax_and_back(tmp_path):
+  """A BERT pre-training checkpoint (`<variable>/adam_m`, `adam_v`) reads
+  into `jaxopt_port.tf1.adam_weight_decay`, which continues on the
+  program's trajectory (from fresh state it parts); written back, the
+  program restores it and continues on the port's."""
+  transform = jaxopt_port.tf1.adam_weight_decay(**BERT)
+  initial, gradients = problem(4)
+  program = BertProgram(initial)
+  program.steps(gradients[:K])
+  first = program.save(tmp_path / "first")
+  native = program.steps(gradients[K:K + N])
+  last = program.save(tmp_path / "last")
+  native_more = program.steps(gradients[K + N:])
+
+  params, state = checkpoints.read(first, transform)
+  assert sorted(params) == sorted(BERT_PATHS)
+  assert int(state.iterations) == K
+  continued, params, state = port_steps(transform, params, state,
+                                        gradients[K:K + N], BERT_PATHS)
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from BERT's file",
+                               initial=initial)
+  read_params, _ = checkpoints.read(first, transform)
+  fresh, _, _ = port_steps(transform, read_params,
+                           transform.init(read_params), gradients[K:K + N],
+                           BERT_PATHS)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(fresh, native, rtol=1e-5, atol=1e-6)
+
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=last)
+  restored = BertProgram(initial)
+  restored.restore(tmp_path / "back")
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="BERT from the port's file")
+  with pytest.raises(ValueError) as refused:  # Another TF1 optimizer's port.
+    checkpoints.read(last, jaxopt_port.tf1.adam(0.01))
+  assert "adam_m, adam_v" in str(refused.value)
 
 
 def tf2_file(tmp_path, name, optimizer_arguments=None, steps=1):

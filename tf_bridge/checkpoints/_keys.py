@@ -242,6 +242,8 @@ def tf1_keys(tensors: Mapping[str, np.ndarray], expected: Expected,
   """The keys of a TF1 `Saver` checkpoint for a state with the `expected`
   slots (their numbered names depend on the optimizer that wrote them)."""
   children = tf1_children(tensors)
+  if _named_by_themselves(expected):
+    return _self_named_keys(tensors, children, expected, path)
   known = tf1_default_names()
   order = _tf1_slot_order(expected) if expected.slots else ()
   writer = _tf1_writer_name(children, known, order, expected, path)
@@ -256,6 +258,14 @@ def tf1_keys(tensors: Mapping[str, np.ndarray], expected: Expected,
           f"({', '.join(order)}): its slots point to "
           f"{tf1_suggestion(writer, known)}.")
     slots.setdefault(order[position], {})[parent] = key
+  return _tf1_keys_with(tensors, writer, slots, expected)
+
+
+def _tf1_keys_with(tensors: Mapping[str, np.ndarray], writer: str | None,
+                   slots: dict[str, dict[str, str]], expected: Expected
+                   ) -> Keys:
+  """A TF1 file's keys, given its slots': the shared scalars, the
+  `global_step` and every other float as a variable."""
   slot_keys = {k for per in slots.values() for k in per.values()}
   scalars = {name: name for name in expected.scalars if name in tensors}
   counter = "global_step" if "global_step" in tensors else None
@@ -265,9 +275,40 @@ def tf1_keys(tensors: Mapping[str, np.ndarray], expected: Expected,
   return Keys(TF1, writer, params, slots, scalars, counter)
 
 
+def _named_by_themselves(expected: Expected) -> bool:
+  """Whether the state is that of a TF1 optimizer outside
+  `tf.compat.v1.train` that names its slot variables by the slots' own
+  names (BERT's `AdamWeightDecayOptimizer`: `<variable>/adam_m`), not by
+  its own name (`<variable>/Adam_1`)."""
+  return bool(expected.slots) and any(
+      set(Expected.of(_probe_state(d.name)).slots) == set(expected.slots)
+      for d in catalog.CATALOG
+      if d.generation == catalog.TF1 and not d.has_native)
+
+
+def _self_named_keys(tensors: Mapping[str, np.ndarray],
+                     children: dict[str, dict[str, str]], expected: Expected,
+                     path: str) -> Keys:
+  missing = [slot for slot in expected.slots if slot not in children]
+  if missing:
+    raise ValueError(
+        f"{path!r} holds no `<variable>/{missing[0]}` variables: the "
+        f"transform's state has {_describe(expected)}, kept as "
+        f"`<variable>/<slot>` (BERT's files); found "
+        f"{', '.join(sorted(children)) or 'no slot at all'}.")
+  slots = {slot: {parent: key for key, parent in children[slot].items()}
+           for slot in expected.slots}
+  return _tf1_keys_with(tensors, None, slots, expected)
+
+
 def tf1_fresh_keys(params: Mapping[str, Any], expected: Expected) -> Keys:
   """The keys of a TF1 Saver file of these variables, written by the TF1
-  class that keeps the `expected` slots, under its default name."""
+  class that keeps the `expected` slots, under its default name (BERT's
+  slots under their own names)."""
+  if _named_by_themselves(expected):
+    return Keys(TF1, None, {v: v for v in params},
+                {slot: {v: f"{v}/{slot}" for v in params}
+                 for slot in expected.slots}, {}, "global_step")
   order = _tf1_slot_order(expected)
   name = next((name for name, d in tf1_default_names().items()
                if order and _fits(d, order)), None)
