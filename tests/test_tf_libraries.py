@@ -206,3 +206,29 @@ def test_bert_slots_are_berts_names():
   keras_optimizer.build([keras_variable])
   assert [v.name for v in keras_optimizer.variables][-2:] == [
       "bias_adam_m", "bias_adam_v"]
+
+
+@pytest.mark.parametrize("host", ["legacy", "keras"])
+def test_create_optimizer_saves_and_loads_with_its_warm_up(host, tmp_path):
+  """A model compiled with the bridged `create_optimizer`'s optimizer (its
+  learning rate a `WarmUp`) saves and loads as itself: same class, same
+  config, the schedule a `WarmUp` again (registered with its host)."""
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.hf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.hf  # pylint: disable=import-outside-toplevel
+  library, module = ((tf_keras, tf_bridge.legacy.hf) if host == "legacy"
+                     else (keras, tf_bridge.hf))
+  optimizer, schedule = module.create_optimizer(
+      0.01, num_train_steps=100, num_warmup_steps=10, weight_decay_rate=0.01)
+  assert isinstance(schedule, module.WarmUp)
+  assert float(schedule(5)) == pytest.approx(0.005)
+  model = library.Sequential([library.Input((3,)), library.layers.Dense(2)])
+  model.compile(optimizer, "mse")
+  model.fit(np.ones((8, 3)), np.ones((8, 2)), verbose=0)
+  model.save(tmp_path / "model.keras")
+  loaded = library.models.load_model(tmp_path / "model.keras").optimizer
+  assert type(loaded) is module.AdamWeightDecay
+  assert loaded.get_config() == optimizer.get_config()
+  rate = (loaded._hyper["learning_rate"] if host == "legacy"  # pylint: disable=protected-access
+          else loaded._learning_rate)  # pylint: disable=protected-access
+  assert type(rate) is module.WarmUp

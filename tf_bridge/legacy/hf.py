@@ -33,6 +33,7 @@ __all__ = ["AdamWeightDecay"]
 # End of catalog classes.
 
 
+@_tf_keras.saving.register_keras_serializable(package=__name__)
 class WarmUp(_hf.WarmUp, _tf_keras.optimizers.schedules.LearningRateSchedule):
   __doc__ = _hf.WarmUp.__doc__
   _ops = _tf
