@@ -3,9 +3,11 @@
 twins (`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`,
 `tf_bridge.tfrs`) and their JAX ports,
 on the same named variables and gradients (dense, and sparse rows of an
-embedding where the original takes them) for 100 steps. Prints, per case,
-the three trajectories and that of a mutant port (one argument slightly
-off), and what each side raises for bad input, as JSON.
+embedding where the original takes them) for 100 steps; Hugging Face's and
+Model Garden's schedules step by step; Model Garden's moving average over
+legacy Adam. Prints, per case, the trajectories (or values) of each side
+and of a mutant port (one argument slightly off), and what each side
+raises for a sparse gradient to LARS, as JSON.
 
 Run by tests/test_tf_libraries.py through `originals.run` (the originals
 import only in a process of their own, with tf_keras as Keras)."""
