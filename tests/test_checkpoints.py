@@ -511,7 +511,7 @@ class BertProgram:
   save, restore, steps = Tf1Program.save, Tf1Program.restore, Tf1Program.steps
 
 
-def test_a_bert_checkpoint_continues_in_jax_and_back(tmp_path):
+def test_a_bert_checkpoint_continues_in_jax_and_back(tmp_path, capsys):
   """A BERT pre-training checkpoint (`<variable>/adam_m`, `adam_v`) reads
   into `jaxopt_port.tf1.adam_weight_decay`, which continues on the
   program's trajectory (from fresh state it parts); written back, the
@@ -528,6 +528,10 @@ def test_a_bert_checkpoint_continues_in_jax_and_back(tmp_path):
   params, state = checkpoints.read(first, transform)
   assert sorted(params) == sorted(BERT_PATHS)
   assert int(state.iterations) == K
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  assert command.main(["inspect", first]) == 0
+  assert ("slots named by themselves (adam_m, adam_v) point to "
+          "jaxopt_port.tf1.adam_weight_decay") in capsys.readouterr().out
   continued, params, state = port_steps(transform, params, state,
                                         gradients[K:K + N], BERT_PATHS)
   testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,

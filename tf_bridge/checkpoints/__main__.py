@@ -57,8 +57,13 @@ def listing(path: str, optimizer: str | None = None) -> str:
     known = _keys.tf1_default_names()
     names = sorted(children)
     lines += ["dialect: TF1 name-based (Saver)"]
-    lines += [f"slots named {name!r} point to "
-              f"{_keys.tf1_suggestion(name, known)}" for name in names]
+    self_named = _keys.self_named(names)
+    if self_named is not None:  # BERT's `<variable>/adam_m`.
+      lines.append(f"slots named by themselves ({', '.join(names)}) point "
+                   f"to {self_named.port_path}")
+    else:
+      lines += [f"slots named {name!r} point to "
+                f"{_keys.tf1_suggestion(name, known)}" for name in names]
     slot_keys = {key for held in children.values() for key in held}
     per_variable = {key: sorted(k.rpartition("/")[2] for held in
                                 children.values() for k, parent in

@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import inspect
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -275,15 +275,19 @@ def _tf1_keys_with(tensors: Mapping[str, np.ndarray], writer: str | None,
   return Keys(TF1, writer, params, slots, scalars, counter)
 
 
+def self_named(slots: Sequence[str]) -> catalog.Declaration | None:
+  """The TF1 optimizer outside `tf.compat.v1.train` that keeps exactly
+  these slots and names its slot variables by the slots' own names (BERT's
+  `AdamWeightDecayOptimizer`: `<variable>/adam_m`), not by its own name
+  (`<variable>/Adam_1`); None if none does."""
+  return next((d for d in catalog.CATALOG
+               if d.generation == catalog.TF1 and not d.has_native and slots
+               and set(Expected.of(_probe_state(d.name)).slots) == set(slots)),
+              None)
+
+
 def _named_by_themselves(expected: Expected) -> bool:
-  """Whether the state is that of a TF1 optimizer outside
-  `tf.compat.v1.train` that names its slot variables by the slots' own
-  names (BERT's `AdamWeightDecayOptimizer`: `<variable>/adam_m`), not by
-  its own name (`<variable>/Adam_1`)."""
-  return bool(expected.slots) and any(
-      set(Expected.of(_probe_state(d.name)).slots) == set(expected.slots)
-      for d in catalog.CATALOG
-      if d.generation == catalog.TF1 and not d.has_native)
+  return self_named(expected.slots) is not None
 
 
 def _self_named_keys(tensors: Mapping[str, np.ndarray],
