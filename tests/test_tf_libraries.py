@@ -119,6 +119,32 @@ def test_model_garden_moving_average(runs, label):
                                  atol=ATOL)
 
 
+BAD_INPUTS = {  # The argument named where the original accepts nonsense.
+    "hf unknown keyword": None, "tfrs both accumulator updates": None,
+    "tfrs negative threshold": None, "lars negative momentum": "momentum",
+    "hf negative weight decay": "weight_decay_rate"}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_bad_input_raises_the_originals_error(runs, name):
+  """Where the original raises (at construction, or at its first step),
+  the bridged class and the port raise its exception type with its words
+  (the argument may be added), at construction; where it accepts nonsense
+  (a negative momentum or decay rate) they raise a ValueError naming the
+  argument."""
+  found = runs["bad_inputs"][name]
+  original = found["original"]
+  for side in ("bridged", "port"):
+    if found[side] is None and side == "port":
+      continue  # An unknown keyword: the port raises Python's TypeError.
+    if original is None:
+      assert found[side][0] == "ValueError"
+      assert f"`{BAD_INPUTS[name]}`" in found[side][1]
+    else:
+      assert found[side][0] == original[0]
+      assert found[side][1].startswith(original[1])
+
+
 def test_lars_refuses_sparse_gradients_as_model_garden(runs):
   original = runs["sparse_lars"]["original"]
   bridged = runs["sparse_lars"]["bridged"]

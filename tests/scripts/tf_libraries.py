@@ -348,6 +348,56 @@ def raised(call):
   return None
 
 
+def first_step(optimizer):
+  """`optimizer` made and one step taken (where the original checks its
+  arguments then)."""
+  variable = tf.Variable(np.ones((2,), np.float32), name="w")
+  if isinstance(optimizer, keras_optimizer_types()):
+    optimizer.apply([tf.ones((2,))], [variable])
+  else:
+    optimizer.apply_gradients([(tf.ones((2,)), variable)])
+
+
+def keras_optimizer_types():
+  import keras  # pylint: disable=import-outside-toplevel
+  return (keras.optimizers.Optimizer,)
+
+
+def bad_inputs():
+  """What the originals, the bridged classes and the ports raise for bad
+  arguments (the original's error, or None where it accepts them)."""
+  clippy_both = {"clip_accumulator_update": True,
+                 "use_standard_accumulator_update": True}
+  cases = {
+      "hf unknown keyword": (
+          lambda: hf.AdamWeightDecay(beta_3=0.5),
+          lambda: tf_bridge.legacy.hf.AdamWeightDecay(beta_3=0.5), None),
+      "tfrs both accumulator updates": (
+          lambda: tfrs.ClippyAdagrad(**clippy_both),
+          lambda: tf_bridge.tfrs.ClippyAdagrad(**clippy_both),
+          lambda: jaxopt_port.tfrs.clippy_adagrad(**clippy_both)),
+      "tfrs negative threshold": (
+          lambda: first_step(tfrs.ClippyAdagrad(
+              variable_relative_threshold=-0.1)),
+          lambda: tf_bridge.tfrs.ClippyAdagrad(
+              variable_relative_threshold=-0.1),
+          lambda: jaxopt_port.tfrs.clippy_adagrad(
+              variable_relative_threshold=-0.1)),
+      "lars negative momentum": (
+          lambda: first_step(lars.LARS(momentum=-0.5)),
+          lambda: tf_bridge.legacy.tf_models.LARS(momentum=-0.5),
+          lambda: jaxopt_port.tf_models.lars(momentum=-0.5)),
+      "hf negative weight decay": (
+          lambda: first_step(hf.AdamWeightDecay(weight_decay_rate=-0.1)),
+          lambda: tf_bridge.legacy.hf.AdamWeightDecay(
+              weight_decay_rate=-0.1),
+          lambda: jaxopt_port.hf.adam_weight_decay(weight_decay_rate=-0.1)),
+  }
+  return {name: {"original": raised(original), "bridged": raised(bridged),
+                 "port": None if port is None else raised(port)}
+          for name, (original, bridged, port) in cases.items()}
+
+
 def sparse_lars():
   """What LARS does with a sparse gradient, original and bridged."""
   def apply(make):
@@ -367,7 +417,8 @@ def main():
   print(json.dumps({"cases": cases, "schedules": schedules(),
                     "garden_schedules": garden_schedules(),
                     "garden_moving_averages": garden_moving_averages(),
-                    "sparse_lars": sparse_lars()}))
+                    "sparse_lars": sparse_lars(),
+                    "bad_inputs": bad_inputs()}))
 
 
 if __name__ == "__main__":
