@@ -525,19 +525,18 @@ def test_a_bert_checkpoint_continues_in_jax_and_back(tmp_path, capsys):
   last = program.save(tmp_path / "last")
   native_more = program.steps(gradients[K + N:])
 
-  params, state = checkpoints.read(first, transform)
-  assert sorted(params) == sorted(BERT_PATHS)
-  assert int(state.iterations) == K
+  read_params, read_state = checkpoints.read(first, transform)
+  assert sorted(read_params) == sorted(BERT_PATHS)
+  assert int(read_state.iterations) == K
   from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
   assert command.main(["inspect", first]) == 0
   assert ("slots named by themselves (adam_m, adam_v) point to "
           "jaxopt_port.tf1.adam_weight_decay") in capsys.readouterr().out
-  continued, params, state = port_steps(transform, params, state,
+  continued, params, state = port_steps(transform, read_params, read_state,
                                         gradients[K:K + N], BERT_PATHS)
   testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
                                actual_name="port from BERT's file",
                                initial=initial)
-  read_params, _ = checkpoints.read(first, transform)
   fresh, _, _ = port_steps(transform, read_params,
                            transform.init(read_params), gradients[K:K + N],
                            BERT_PATHS)

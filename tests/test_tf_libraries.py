@@ -9,6 +9,8 @@ port that must part from the original. BERT's TF1 `AdamWeightDecayOptimizer`
 no longer runs: its published formula is the ground truth here.
 """
 
+import re
+
 import jax.numpy as jnp
 import keras
 import numpy as np
@@ -171,7 +173,6 @@ BERT_SHAPES = [(4, 3), (3,), (3,)]
 
 
 def bert_formula(initial, gradients, names, strip_suffix=True):
-  import re  # pylint: disable=import-outside-toplevel
   params = [np.array(p, np.float64) for p in initial]
   m = [np.zeros_like(p) for p in params]
   v = [np.zeros_like(p) for p in params]

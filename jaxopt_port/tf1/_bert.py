@@ -77,9 +77,10 @@ def adam_weight_decay(weight_decay_rate: float = 0.0, beta_1: float = 0.9,
         direction = direction + cast_like(weight_decay_rate, p) * p
       return -(cast_like(learning_rate, g) * direction), m, v
 
-    updates, m, v = map_leaves(leaf_step, 3, grads, slots.adam_m,
-                               slots.adam_v, grads if params is None else params,
-                               with_path=True)
+    # Without decay the params are not read (and may be left out).
+    updates, m, v = map_leaves(
+        leaf_step, 3, grads, slots.adam_m, slots.adam_v,
+        grads if params is None else params, with_path=True)
     return updates, BertAdamSlots(m, v)
 
   return UpdateStep(build, update, elementwise=not callable(decays))

@@ -19,6 +19,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import jax  # pylint: disable=wrong-import-position
+import keras  # pylint: disable=wrong-import-position
 import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
@@ -352,15 +353,10 @@ def first_step(optimizer):
   """`optimizer` made and one step taken (where the original checks its
   arguments then)."""
   variable = tf.Variable(np.ones((2,), np.float32), name="w")
-  if isinstance(optimizer, keras_optimizer_types()):
+  if isinstance(optimizer, keras.optimizers.Optimizer):
     optimizer.apply([tf.ones((2,))], [variable])
   else:
     optimizer.apply_gradients([(tf.ones((2,)), variable)])
-
-
-def keras_optimizer_types():
-  import keras  # pylint: disable=import-outside-toplevel
-  return (keras.optimizers.Optimizer,)
 
 
 def bad_inputs():

@@ -242,7 +242,7 @@ def tf1_keys(tensors: Mapping[str, np.ndarray], expected: Expected,
   """The keys of a TF1 `Saver` checkpoint for a state with the `expected`
   slots (their numbered names depend on the optimizer that wrote them)."""
   children = tf1_children(tensors)
-  if _named_by_themselves(expected):
+  if self_named(expected.slots) is not None:
     return _self_named_keys(tensors, children, expected, path)
   known = tf1_default_names()
   order = _tf1_slot_order(expected) if expected.slots else ()
@@ -280,14 +280,12 @@ def self_named(slots: Sequence[str]) -> catalog.Declaration | None:
   these slots and names its slot variables by the slots' own names (BERT's
   `AdamWeightDecayOptimizer`: `<variable>/adam_m`), not by its own name
   (`<variable>/Adam_1`); None if none does."""
+  if not slots:
+    return None
   return next((d for d in catalog.CATALOG
-               if d.generation == catalog.TF1 and not d.has_native and slots
+               if d.generation == catalog.TF1 and not d.has_native
                and set(Expected.of(_probe_state(d.name)).slots) == set(slots)),
               None)
-
-
-def _named_by_themselves(expected: Expected) -> bool:
-  return self_named(expected.slots) is not None
 
 
 def _self_named_keys(tensors: Mapping[str, np.ndarray],
@@ -309,7 +307,7 @@ def tf1_fresh_keys(params: Mapping[str, Any], expected: Expected) -> Keys:
   """The keys of a TF1 Saver file of these variables, written by the TF1
   class that keeps the `expected` slots, under its default name (BERT's
   slots under their own names)."""
-  if _named_by_themselves(expected):
+  if self_named(expected.slots) is not None:
     return Keys(TF1, None, {v: v for v in params},
                 {slot: {v: f"{v}/{slot}" for v in params}
                  for slot in expected.slots}, {}, "global_step")
