@@ -2,13 +2,15 @@
 
 `jaxopt_port.<name>` computes what `keras.optimizers.<Name>` (Keras 3)
 computes; `jaxopt_port.legacy.<name>` what `tf_keras.optimizers.legacy.<Name>`
-(OptimizerV2) computes; `tf1`, `addons`, `hf`, `tf_models` and `tfrs` hold
-TF1's, TF Addons', Hugging Face's, TF Model Garden's and TF Recommenders'. Each returns an `optax.GradientTransformationExtraArgs`
+(OptimizerV2) computes; `tf_keras` what `tf_keras.optimizers.<Name>` (its
+2.11+ generation) computes; `tf1`, `addons`, `hf`, `tf_models` and `tfrs`
+hold TF1's, TF Addons', Hugging Face's, TF Model Garden's and TF
+Recommenders'. Each returns an `optax.GradientTransformationExtraArgs`
 whose state is an explicit pytree mirroring Keras's optimizer variables.
 """
 
-from jaxopt_port import (addons, hf, legacy, schedules, tf1, tf_models,
-                         tfrs)
+from jaxopt_port import (addons, hf, legacy, schedules, tf1, tf_keras,
+                         tf_models, tfrs)
 from jaxopt_port._adadelta import adadelta
 from jaxopt_port._adafactor import adafactor
 from jaxopt_port._adagrad import adagrad, adagrad_decay
@@ -45,7 +47,7 @@ __all__ = [
     "legacy", "legacy_transform", "lion", "momentum_sgd", "multi_optimizer",
     "muon", "nadam", "pack", "packed", "rmsprop", "schedule_free_adamw",
     "schedules", "sgd", "skip_nonfinite", "sparse_mode", "tf1",
-    "tf_models", "tfrs", "unpack",
+    "tf_keras", "tf_models", "tfrs", "unpack",
     "vanilla_sgd", "with_keras_base_arguments", "with_legacy_base_arguments",
     "with_row_sparse_gradients",
 ]

@@ -29,7 +29,7 @@ class LegacyAdamSlots(NamedTuple):
 def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
                      slots: type[NamedTuple] = AdamSlots,
                      complement: Callable[[Any, jax.Array], jax.Array] = one_minus,
-                     ) -> UpdateStep:
+                     adaptive_epsilon: bool = False) -> UpdateStep:
   """Keras's Adam update step, the same in both generations.
 
   With `t = iteration + 1`::
@@ -42,7 +42,9 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
 
   `slots` is the state's NamedTuple class (its fields are named like the
   Keras generation's slots: momentum/velocity/velocity_hat, or legacy m/v/vhat);
-  `complement` computes `1 - beta` with that generation's rounding.
+  `complement` computes `1 - beta` with that generation's rounding;
+  `adaptive_epsilon` (tf_keras's Adam) adds `epsilon * sqrt(1 - beta_2**t)`
+  instead of `epsilon` (Algorithm 1 of the paper).
   """
 
   def build(params):
@@ -54,11 +56,18 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
     m, v, v_hat = state
     step = (iteration + 1).astype(jnp.float32)
 
+    def b2_power_like(g):
+      return jnp.power(cast_like(beta_2, g), step.astype(g.dtype))
+
     def alpha_like(g):
       b1_power = jnp.power(cast_like(beta_1, g), step.astype(g.dtype))
-      b2_power = jnp.power(cast_like(beta_2, g), step.astype(g.dtype))
-      return cast_like(learning_rate, g) * jnp.sqrt(1 - b2_power) / (
+      return cast_like(learning_rate, g) * jnp.sqrt(1 - b2_power_like(g)) / (
           1 - b1_power)
+
+    def epsilon_like(g):
+      if adaptive_epsilon:
+        return cast_like(epsilon, g) * jnp.sqrt(1 - b2_power_like(g))
+      return cast_like(epsilon, g)
 
     m = jax.tree.map(lambda g, m: m + (g - m) * complement(beta_1, g),
                      grads, m)
@@ -68,8 +77,7 @@ def adam_update_step(beta_1: Any, beta_2: Any, epsilon: Any, amsgrad: bool,
       v_hat = jax.tree.map(jnp.maximum, v_hat, v)
     denominator = v_hat if amsgrad else v
     updates = jax.tree.map(
-        lambda g, m, d: -(m * alpha_like(g)) / (jnp.sqrt(d)
-                                                + cast_like(epsilon, g)),
+        lambda g, m, d: -(m * alpha_like(g)) / (jnp.sqrt(d) + epsilon_like(g)),
         grads, m, denominator)
     return updates, slots(m, v, v_hat)
 

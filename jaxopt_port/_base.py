@@ -317,6 +317,11 @@ def weight_decay_term(param: jax.Array, rate: Any, learning_rate: Any
   return -(param * cast_like(rate, param) * cast_like(learning_rate, param))
 
 
+def _copied(params: Any) -> Any:
+  """Distinct buffers equal to `params` (`init` may see donated ones)."""
+  return jax.tree.map(jnp.copy, params)
+
+
 def _unscaled(grads: Any, loss_scale_factor: Any) -> Any:
   """Keras 3's first step: the gradients divided by `loss_scale_factor`."""
   if loss_scale_factor is None:
@@ -366,15 +371,18 @@ def _accumulated(apply: Callable[[Any, Any], tuple[Any, Any]], grads: Any,
 
 
 def _moving_average(average: Any, params: Any, updates: Any, iteration: Any,
-                    momentum: Any, overwrite_frequency: Any
-                    ) -> tuple[Any, Any]:
-  """Keras 3's EMA of the updated params (the first update copies them);
+                    momentum: Any, overwrite_frequency: Any,
+                    first_copies: bool = True) -> tuple[Any, Any]:
+  """Keras's EMA of the updated params (Keras 3's first update copies them
+  if `first_copies`; tf_keras's averages from the initial params on);
   every `overwrite_frequency`-th iteration the updates move the params onto
   the average. Returns the average and the updates."""
   new_params = jax.tree.map(jnp.add, params, updates)
 
   def averaged(a, p):
-    weight = (iteration != 0).astype(p.dtype) * cast_like(momentum, p)
+    weight = cast_like(momentum, p)
+    if first_copies:
+      weight = (iteration != 0).astype(p.dtype) * weight
     return weight * a + (1 - weight) * p
 
   average = jax.tree.map(averaged, average, new_params)
@@ -469,6 +477,25 @@ def keras_transform(
         "`ema_overwrite_frequency` is set but `use_ema` is False: set "
         f"use_ema=True or leave ema_overwrite_frequency=None. Received: "
         f"ema_overwrite_frequency={ema_overwrite_frequency}")
+  return keras_family_transform(
+      update_step, learning_rate, weight_decay=weight_decay,
+      clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+      use_ema=use_ema, ema_momentum=ema_momentum,
+      ema_overwrite_frequency=ema_overwrite_frequency,
+      loss_scale_factor=loss_scale_factor,
+      gradient_accumulation_steps=gradient_accumulation_steps, name=name)
+
+
+def keras_family_transform(
+    update_step: UpdateStep, learning_rate: ScalarOrSchedule, *,
+    weight_decay: Any, clipnorm: Any, clipvalue: Any, global_clipnorm: Any,
+    use_ema: bool, ema_momentum: Any, ema_overwrite_frequency: Any,
+    loss_scale_factor: Any = None, gradient_accumulation_steps: Any = None,
+    average_from_params: bool = False, name: str = "optimizer",
+) -> optax.GradientTransformationExtraArgs:
+  """`keras_transform` after its checks, shared with tf_keras's 2.11+
+  generation (`jaxopt_port.tf_keras.tf_keras_transform`), whose moving
+  average starts from the params (`average_from_params`)."""
   accumulates = gradient_accumulation_steps is not None
   decays = (weight_decay is not None
             or update_step.weight_decay_rates is not None)
@@ -481,7 +508,8 @@ def keras_transform(
         slots=update_step.build(params),
         accumulated_gradients=(
             optax.tree.zeros_like(params) if accumulates else None),
-        average=optax.tree.zeros_like(params) if use_ema else None)
+        average=(_copied(params) if use_ema and average_from_params
+                 else optax.tree.zeros_like(params) if use_ema else None))
 
   def update_fn(grads, state, params=None, **extra_args):
     # A step declared "touched" learns which rows a sparse gradient touched.
@@ -529,7 +557,7 @@ def keras_transform(
     if use_ema:
       average, updates = _moving_average(
           average, params, updates, iteration, ema_momentum,
-          ema_overwrite_frequency)
+          ema_overwrite_frequency, first_copies=not average_from_params)
     updates = jax.tree.map(lambda u, dtype: u.astype(dtype), updates,
                            out_dtypes)
     if update_step.reads_old_slots and extra_args.get("applied_as_is"):

@@ -16,7 +16,8 @@ class SGDSlots(NamedTuple):
   momentum: optax.Params | None  # None when momentum is known to be 0.
 
 
-def sgd_update_step(momentum: Any, nesterov: bool) -> UpdateStep:
+def sgd_update_step(momentum: Any, nesterov: bool,
+                    keeps_momentum: bool = False) -> UpdateStep:
   """Keras's SGD update step (both generations compute the same).
 
   With momentum `mu`, per parameter::
@@ -25,11 +26,13 @@ def sgd_update_step(momentum: Any, nesterov: bool) -> UpdateStep:
     p = p + (mu * m - lr * g)   if nesterov else   p + m
 
   and `p = p - lr * g` without. A momentum known to be 0 keeps no momentum
-  slot, as Keras does (`_checks.is_known_zero`); the update follows the
-  state it is given.
+  slot, as Keras does (`_checks.is_known_zero`), unless `keeps_momentum`
+  (tf_keras's SGD always makes it); the update follows the state it is
+  given.
   """
   def build(params):
     return SGDSlots(None if _checks.is_known_zero(momentum)
+                    and not keeps_momentum
                     else optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):

@@ -23,7 +23,7 @@ SHAPES = ((), (5,), (4, 3), (6, 3))  # The last one gets sparse gradients.
 
 def bridged_class(declaration):
   """The declaration's own class: Keras 3's for Keras 3 and TF1 ports,
-  OptimizerV2's for legacy ones."""
+  OptimizerV2's for legacy ones, tf_keras's 2.11+ for its own."""
   return getattr(importlib.import_module(declaration.bridge_path),
                  declaration.class_name)
 
@@ -92,7 +92,7 @@ def keras_trajectory(optimizer, initial, gradients, *, sparse=False,
 class BridgedCase(typing.NamedTuple):
   declaration: catalog.Declaration
   optimizer_class: type
-  legacy: bool  # An OptimizerV2 class.
+  on_tf_keras: bool  # Of tf_keras: an OptimizerV2 class or a 2.11+ one.
 
   def make(self, **kwargs):
     return self.optimizer_class(**{**self.declaration.required, **kwargs})
@@ -104,7 +104,8 @@ def _all_classes():
   optimizers."""
   for declaration in catalog.CATALOG:
     yield BridgedCase(declaration, bridged_class(declaration),
-                      declaration.generation == catalog.LEGACY)
+                      declaration.generation in (catalog.LEGACY,
+                                                 catalog.TF_KERAS))
   for generation in (catalog.LEGACY, catalog.TF1, *catalog.LIBRARIES):
     for declaration in catalog.legacy_hosted(generation):
       if declaration.generation != catalog.LEGACY:

@@ -54,7 +54,7 @@ def _labelled(case_index):
 
 def _bridged(case, point):
   return testing.native_trajectory(
-      case.make(**grids.build(point, _schedules(case.legacy))),
+      case.make(**grids.build(point, _schedules(case.on_tf_keras))),
       *problem(sparse=False))
 
 
@@ -64,7 +64,7 @@ def _bridged_mutant(case, mutant):
   (`testing.native_trajectory` runs any Keras optimizer so)."""
   return testing.native_trajectory(
       case.make(**grids.build(mutants.fed(case.declaration, mutant),
-                              _schedules(case.legacy))),
+                              _schedules(case.on_tf_keras))),
       *problem(sparse=False))
 
 

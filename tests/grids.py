@@ -107,6 +107,15 @@ OWN = {
                                            "l2_regularization_strength": 0.1}],
 }
 
+# tf_keras's 2.11+ classes step as Keras 3's: Keras 3's grids, and their
+# own arguments.
+OWN.update({
+    f"tf_keras.{name}": OWN[name] + extra for name, extra in (
+        ("sgd", []), ("adam", [{"adaptive_epsilon": True, **EPSILON_BINDS}]),
+        ("adamw", []), ("adagrad", []), ("rmsprop", []), ("adamax", []),
+        ("nadam", []), ("adadelta", []), ("lion", []), ("ftrl", []),
+        ("adafactor", []))})
+
 # Legacy optimizers replace a zero epsilon by 1e-7, the default: the point
 # checks that rule (a port using 0 leaves the native trajectory at scale 1e-4).
 SAME_TRAJECTORY_AS_DEFAULT = [{"epsilon": 0.0},
@@ -136,6 +145,23 @@ KERAS_BASE = [
     {"learning_rate": ("PiecewiseConstantDecay",
                        {"boundaries": [20, 50], "values": [0.05, 0.01, 0.002]}),
      "gradient_accumulation_steps": 2},
+]
+
+# tf_keras's base class: it takes several clipping arguments (the first of
+# clipnorm, global_clipnorm, clipvalue applies), and its moving average
+# starts from the initial values.
+TF_KERAS_BASE = [
+    {"weight_decay": 0.05},
+    {"clipnorm": 0.5},
+    {"clipvalue": 0.3},
+    {"global_clipnorm": 0.7},
+    {"clipvalue": 0.3, "clipnorm": 0.5},
+    {"clipvalue": 0.2, "global_clipnorm": 0.5},
+    {"use_ema": True, "ema_momentum": 0.9, "ema_overwrite_frequency": 3},
+    {"use_ema": True, "weight_decay": 0.1, "clipnorm": 0.5},
+    {"learning_rate": ("ExponentialDecay",
+                       {"initial_learning_rate": 0.05, "decay_steps": 10,
+                        "decay_rate": 0.5, "staircase": True})},
 ]
 
 # Legacy Nadam takes `decay` as its schedule decay, which tf_keras's

@@ -13,12 +13,14 @@ import pytest
 
 import tf_bridge
 import tf_bridge.legacy
+import tf_bridge.tf_keras
 from tf_bridge import catalog
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BASES = {"Keras3Optimizer": tf_bridge.Keras3Optimizer,
          "LegacyOptimizer": tf_bridge.legacy.LegacyOptimizer,
-         "LegacyTF1Optimizer": tf_bridge.legacy.LegacyOptimizer}
+         "LegacyTF1Optimizer": tf_bridge.legacy.LegacyOptimizer,
+         "TfKerasOptimizer": tf_bridge.tf_keras.TfKerasOptimizer}
 
 
 @pytest.mark.parametrize("module", list(catalog.CLASS_MODULES))
@@ -55,12 +57,19 @@ def test_every_catalog_class_is_a_class_of_its_module(module, declaration):
   assert inspect.getdoc(declaration.port) in optimizer_class.__doc__
   # Its own signature (the port's arguments), not the base's *args.
   parameters = inspect.signature(optimizer_class).parameters
-  assert set(inspect.signature(declaration.port).parameters) <= set(
-      parameters) | set(declaration.native_names.values())
+  taken = set(inspect.signature(declaration.port).parameters)
+  if base is tf_bridge.tf_keras.TfKerasOptimizer:
+    # A Keras 3 port there takes tf_keras's base arguments, not Keras 3's.
+    taken -= set(declaration.port.base_arguments) - set(
+        optimizer_class._host_arguments)  # pylint: disable=protected-access
+  assert taken <= set(parameters) | set(declaration.native_names.values())
   assert "skip_nonfinite" in parameters
   # Reached from the public module too (`tf_bridge.Adam`).
-  public = declaration.bridge_path if base is tf_bridge.Keras3Optimizer else (
-      declaration.legacy_bridge_path)
+  public = (declaration.legacy_bridge_path
+            if issubclass(base, tf_bridge.legacy.LegacyOptimizer)
+            else optimizer_class.registered_name.split(">")[0]
+            if base is tf_bridge.tf_keras.TfKerasOptimizer
+            else declaration.bridge_path)
   assert getattr(importlib.import_module(public),
                  declaration.class_name) is optimizer_class
 

@@ -21,6 +21,13 @@ FIT_ARGUMENTS = {"SGD": {"momentum": 0.9}, "RMSprop": {"momentum": 0.5},
                  "Adadelta": {"learning_rate": 1.0}}
 
 
+# tf_keras's Nadam keeps its momentum product outside its variables, so
+# model files do not hold it, native's neither: a loaded model continues
+# from a fresh product (tf.train.Checkpoint holds it:
+# tests/test_tf_keras.py).
+OUTSIDE_FILES = {"tf_keras.nadam"}
+
+
 def saved_and_loaded(model, legacy, directory):
   # tf_keras restores optimizer slots from `.keras` files only at the next
   # step; HDF5 restores them at load.
@@ -36,29 +43,31 @@ def test_every_class_fits_saves_and_loads(case, tmp_path):
   """`model.fit` equals the native class's (same generation, where one
   exists); `model.save` then `load_model` restores the optimizer's state bit
   for bit, and training continues identically."""
-  declaration, _, legacy = ALL_CLASSES[case]
+  declaration, _, on_tf_keras = ALL_CLASSES[case]
   kwargs = {"learning_rate": 0.05,
             **FIT_ARGUMENTS.get(declaration.class_name, {})}
   if declaration.sparse_rows() == "refused":
     # Model Garden's LARS fails so on the embedding's sparse gradients.
     with pytest.raises(NotImplementedError, match=re.escape(
         "Applying sparse gradients is not implemented.")):
-      fit(ALL_CLASSES[case].make(**kwargs), legacy, epochs=1)
+      fit(ALL_CLASSES[case].make(**kwargs), on_tf_keras, epochs=1)
     return
-  model = fit(ALL_CLASSES[case].make(**kwargs), legacy, epochs=1)
-  native_host = {catalog.KERAS: False, catalog.LEGACY: True}.get(
-      declaration.generation)
-  if (declaration.has_native and native_host == legacy
+  model = fit(ALL_CLASSES[case].make(**kwargs), on_tf_keras, epochs=1)
+  native_host = {catalog.KERAS: False, catalog.LEGACY: True,
+                 catalog.TF_KERAS: True}.get(declaration.generation)
+  if (declaration.has_native and native_host == on_tf_keras
       and declaration.native_backend == "tensorflow"):
-    native = fit(declaration.make_native(**kwargs), legacy, epochs=1)
+    native = fit(declaration.make_native(**kwargs), on_tf_keras, epochs=1)
     for got, want in zip(model.get_weights(), native.get_weights()):
       np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-  loaded = saved_and_loaded(model, legacy, tmp_path)
+  loaded = saved_and_loaded(model, on_tf_keras, tmp_path)
   assert type(loaded.optimizer) is type(model.optimizer)
   saved, restored = (optimizer_values(m.optimizer) for m in (model, loaded))
   assert len(saved) == len(restored) >= 1
   for a, b in zip(saved, restored):
     np.testing.assert_array_equal(a, b)
+  if declaration.name in OUTSIDE_FILES:
+    return
   tokens, targets = fit_data()
   for m in (model, loaded):
     m.fit(tokens, targets, batch_size=16, epochs=1, shuffle=False, verbose=0)

@@ -34,8 +34,8 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
 def test_bridged_sparse(declaration, kwargs, in_function):
   """In tf.function; sparse gradients with duplicate indices summed.
 
-  Legacy and TF1: the native sparse path is the ground truth (lazy where
-  native is lazy). Keras 3: the native dense result is (the TensorFlow backend
+  Legacy, TF1 and tf_keras: the native sparse path is the ground truth (lazy
+  where native is lazy; tf_keras deduplicates first). Keras 3: the native dense result is (the TensorFlow backend
   squares duplicate indices separately; DESIGN.md follows the JAX backend).
   """
   initial, gradients = problem(sparse=True)
@@ -58,7 +58,8 @@ def _sparse_truth(name, items):
   initial, gradients = problem(sparse=True)
   if declaration.generation != catalog.KERAS:
     return testing.native_trajectory(declaration.make_native(**kwargs),
-                                     initial, gradients)
+                                     initial, gradients,
+                                     backend=declaration.native_backend)
   return native_dense_trajectory(declaration, kwargs, densify(gradients))
 
 

@@ -102,7 +102,8 @@ KEEPS_COPIES = {"addons.cocob"}
 def test_steps_reading_old_slots_are_declared():
   assert {d.name for d in READING_OLD_SLOTS} == {
       "lion", "ftrl", "legacy.ftrl", "tf1.ftrl", "schedule_free_adamw",
-      "addons.adabelief", "tfrs.clippy_adagrad"}
+      "addons.adabelief", "tfrs.clippy_adagrad", "tf_keras.lion",
+      "tf_keras.ftrl"}
 
 
 @pytest.mark.parametrize("declaration", catalog.CATALOG,

@@ -329,6 +329,10 @@ NEEDS_PARAMS = {
     "addons.lamb": "lamb scales its step by the params' norm",
     "tf_models.lars": "lars scales its step by the params' norm",
     "tfrs.clippy_adagrad": "clippy_adagrad bounds its step by the params",
+    "tf_keras.adamw": "adamw with weight_decay or use_ema needs the current "
+                      "params",
+    "tf_keras.ftrl": "ftrl sets the parameters from its state",
+    "tf_keras.adafactor": "adafactor scales its step by the params' RMS",
 }
 
 

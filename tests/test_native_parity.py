@@ -27,7 +27,9 @@ NATIVE = [d for d in catalog.CATALOG if d.has_native]
 def _cases():
   for declaration in NATIVE:
     base = {catalog.KERAS: grids.KERAS_BASE,
-            catalog.LEGACY: grids.LEGACY_BASE}.get(declaration.generation, [])
+            catalog.LEGACY: grids.LEGACY_BASE,
+            catalog.TF_KERAS: grids.TF_KERAS_BASE}.get(
+                declaration.generation, [])
     for kwargs in grids.OWN.get(declaration.name, [{}]):
       for scale in grids.GRAD_SCALES:
         yield declaration.name, kwargs, scale
@@ -47,7 +49,7 @@ CASES = list(_cases())
 
 
 def _schedules(declaration):
-  if declaration.generation == catalog.LEGACY:
+  if declaration.generation in (catalog.LEGACY, catalog.TF_KERAS):
     import tf_keras
     return tf_keras.optimizers.schedules
   import keras

@@ -94,7 +94,7 @@ def test_packed_equals_the_transform(name):
 NOT_ELEMENTWISE = {"lamb", "adafactor", "muon", "addons.novograd",
                    "addons.conditional_gradient", "addons.lamb",
                    "tf_models.lars", "tf_models.adam_weight_decay",
-                   "tfrs.clippy_adagrad"}
+                   "tfrs.clippy_adagrad", "tf_keras.adafactor"}
 PORTS = sorted({d.name: d for d in catalog.CATALOG}.items())
 
 

@@ -90,7 +90,7 @@ def _programs(K, make_optimizer, legacy, build_first=True, names=None):
                  for w in start]
     optimizer = make_optimizer()
     if build_first:
-      if legacy:
+      if hasattr(optimizer, "_create_all_weights"):  # OptimizerV2.
         optimizer._create_all_weights(variables)  # pylint: disable=protected-access
       else:
         optimizer.build(variables)
@@ -165,6 +165,17 @@ def test_keras_programs(declaration):
                          ids=lambda d: d.name)
 def test_legacy_programs(declaration):
   bridged_class = getattr(tf_bridge.legacy, declaration.class_name)
+  native = _native(tf_keras, lambda: declaration.native_class()(
+      **_arguments(declaration)), legacy=True)
+  bridged = _programs(tf_keras, lambda: bridged_class(
+      **_arguments(declaration)), legacy=True)
+  _assert_programs_equal(bridged, native)
+
+
+@pytest.mark.parametrize("declaration", _cases(catalog.TF_KERAS),
+                         ids=lambda d: d.name)
+def test_tf_keras_programs(declaration):
+  bridged_class = getattr(tf_bridge.tf_keras, declaration.class_name)
   native = _native(tf_keras, lambda: declaration.native_class()(
       **_arguments(declaration)), legacy=True)
   bridged = _programs(tf_keras, lambda: bridged_class(
@@ -312,11 +323,20 @@ def _port_program(transform):
 
 
 # Classes whose ground truth is their port: TF Addons' (no native class;
-# the port is checked against TFA's formula in tests/test_addons.py) and
+# the port is checked against TFA's formula in tests/test_addons.py),
 # ScheduleFreeAdamW (native on Keras's JAX backend; tests/test_jax_backend.py
-# compares fit there).
+# compares fit there) and tf_keras's Nadam (whose traced step has native's
+# defect; tests/test_tf_keras.py).
 PORT_TRUTH = [d for d in catalog.CATALOG if d.generation == catalog.ADDONS
               or d.native_backend != "tensorflow"]
+
+
+def _hosts(declaration):
+  """(module, Keras module, of tf_keras) of each class of `declaration`."""
+  if declaration.generation == catalog.TF_KERAS:
+    return [(declaration.bridge_path, tf_keras, True)]
+  return [(declaration.legacy_bridge_path, tf_keras, True),
+          (declaration.bridge_path, keras, False)]
 
 
 @pytest.mark.parametrize("declaration", PORT_TRUTH, ids=lambda d: d.name)
@@ -328,8 +348,7 @@ def test_port_truth_programs(declaration):
                "learning_rate": RATE}
   want = _port_program(declaration.make_port(**arguments))
   expected = dict.fromkeys(PROGRAMS, want)
-  for legacy, path, K in ((True, declaration.legacy_bridge_path, tf_keras),
-                          (False, declaration.bridge_path, keras)):
+  for path, K, legacy in _hosts(declaration):
     bridged_class = getattr(importlib.import_module(path),
                             declaration.class_name)
     _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop

@@ -89,7 +89,7 @@ def test_declarations():
       "tf1.rmsprop", "tf1.ftrl", "tf1.proximal_adagrad",
       "tf1.proximal_gradient_descent", "addons.sgdw", "addons.lazy_adam",
       "addons.novograd", "addons.conditional_gradient",
-      "addons.proximal_adagrad", "tfrs.clippy_adagrad"])
+      "addons.proximal_adagrad", "tfrs.clippy_adagrad", "tf_keras.adagrad"])
   assert sorted(declared["params"]) == [
       "addons.rectified_adam", "addons.yogi", "legacy.nadam", "legacy.rmsprop"]
   assert declared["refused"] == ["tf_models.lars"]

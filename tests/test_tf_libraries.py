@@ -5,7 +5,8 @@ Hugging Face transformers 4.57's TF `AdamWeightDecay`, `WarmUp` and
 TF Recommenders 0.7.7's `ClippyAdagrad`, run as the ground truth beside their bridged twins and ports
 (tests/scripts/tf_libraries.py, in a process of its own: `originals.run`):
 100 steps on named variables, dense and sparse, each case with a mutant
-port that must part from the original. BERT's TF1 `AdamWeightDecayOptimizer`
+port that must part from the original; TFRS's own unit tests of its
+optimizer on the bridged tf_keras class. BERT's TF1 `AdamWeightDecayOptimizer`
 no longer runs: its published formula is the ground truth here.
 """
 
@@ -55,6 +56,30 @@ def test_every_case_ran(runs):
 @pytest.mark.parametrize("side", ["bridged", "port"])
 @pytest.mark.parametrize("name", CASES)
 def test_equals_the_original(runs, name, side):
+  _assert_equals_the_original(runs, name, side)
+
+
+# TFRS's ClippyAdagrad is a tf_keras 2.11+ optimizer: also bridged there.
+@pytest.mark.parametrize("name", [c for c in CASES if c.startswith("tfrs.")])
+def test_tf_keras_class_equals_the_original(runs, name):
+  _assert_equals_the_original(runs, name, "bridged on tf_keras")
+
+
+def test_tfrs_own_tests_pass_on_the_bridged_tf_keras_class(runs):
+  """TFRS's `ClippyAdagradTest` (7 tests: one step dense and sparse in
+  float32 and float64, clipping with both accumulator updates, in a
+  `tf.function`, config round trip) passes on the original and on
+  `tf_bridge.tf_keras.tfrs.ClippyAdagrad`; with its variable threshold 5 %
+  larger (a mutant) the clipping and config tests fail."""
+  results = runs["tfrs_own_tests"]
+  assert results["original"] == {"ran": 7, "failed": []}
+  assert results["bridged"] == {"ran": 7, "failed": []}
+  assert results["mutant"]["ran"] == 7
+  assert {"test_single_step_clip", "test_get_config"} <= set(
+      results["mutant"]["failed"])
+
+
+def _assert_equals_the_original(runs, name, side):
   case = runs["cases"][name]
   testing.compare_trajectories(case[side], case["original"], rtol=RTOL,
                                atol=ATOL, actual_name=side,

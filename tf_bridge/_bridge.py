@@ -197,3 +197,28 @@ class BridgedOptimizer:
     if self._skip_nonfinite:
       config["skip_nonfinite"] = True
     return config
+
+
+class HyperparameterAttributes:
+  """Hyperparameters kept as attributes, as Keras 3's and tf_keras's 2.11+
+  classes keep them (`optimizer.beta_1`): assigning one changes the next
+  traced (eager: the next) step, as it does natively. (A mixin before
+  `BridgedOptimizer`.)"""
+
+  def _keep_hyperparameter_attributes(self, arguments: dict[str, Any]
+                                      ) -> None:
+    """Sets the port's `arguments` as attributes, except where the host
+    has one of that name (TF Addons' AdamW keeps its own `weight_decay`,
+    not Keras's)."""
+    self._hyperparameter_attributes = tuple(
+        key for key, value in arguments.items()
+        if not hasattr(self, key) and not _arguments.is_bridged(value))
+    for key in self._hyperparameter_attributes:
+      super().__setattr__(key, arguments[key])
+
+  def __setattr__(self, name: str, value: Any) -> None:
+    if (name in self.__dict__.get("_hyperparameter_attributes", ())
+        and "_fused" in self.__dict__ and not _arguments.is_bridged(value)):
+      self._fused.set_argument(name, value)
+      self._arguments[name] = value
+    super().__setattr__(name, value)

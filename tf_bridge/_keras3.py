@@ -20,7 +20,7 @@ import keras
 
 from tf_bridge import (_arguments, _backend, _checks, _fused, _layout,
                        _serialization)
-from tf_bridge._bridge import BridgedOptimizer
+from tf_bridge._bridge import BridgedOptimizer, HyperparameterAttributes
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 
 
@@ -52,7 +52,8 @@ def _outside_functions():
   return tf.init_scope()
 
 
-class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
+class Keras3Optimizer(HyperparameterAttributes, BridgedOptimizer,
+                      keras.optimizers.Optimizer):
   """A Keras 3 optimizer running an optax transform factory's update.
 
   A subclass names its transform (`class Adam(Keras3Optimizer,
@@ -172,28 +173,11 @@ class Keras3Optimizer(BridgedOptimizer, keras.optimizers.Optimizer):
     base = {**self._base_defaults,
             **{k: kwargs.pop(k) for k in self._host_arguments if k in kwargs}}
     super().__init__(learning_rate=learning_rate, name=name, **base)
-    # Hyperparameters are attributes, as native's (`optimizer.beta_1`),
-    # except where Keras has one of that name (TF Addons' AdamW keeps its
-    # own `weight_decay`, not Keras's).
-    arguments = {**self._own_defaults, **kwargs}
-    self._hyperparameter_attributes = tuple(
-        key for key, value in arguments.items()
-        if not hasattr(self, key) and not _arguments.is_bridged(value))
-    for key in self._hyperparameter_attributes:
-      super().__setattr__(key, arguments[key])
+    self._keep_hyperparameter_attributes({**self._own_defaults, **kwargs})
     self._start_fused(kwargs, base, jaxopt_port.keras_transform,
                       skip_nonfinite,
                       learning_rate if isinstance(learning_rate, float)
                       else 0.001)
-
-  def __setattr__(self, name, value):
-    # Assigning a hyperparameter changes the next traced (eager: the next)
-    # step, as it does natively.
-    if (name in self.__dict__.get("_hyperparameter_attributes", ())
-        and "_fused" in self.__dict__ and not _arguments.is_bridged(value)):
-      self._fused.set_argument(name, value)
-      self._arguments[name] = value
-    super().__setattr__(name, value)
 
   def apply(self, grads, trainable_variables=None):
     grads = _checks.tensor_slices(grads)

@@ -24,6 +24,7 @@ ADDONS = "addons"
 HF = "hf"
 TF_MODELS = "tf_models"
 TFRS = "tfrs"
+TF_KERAS = "tf_keras"
 # The libraries beside Keras of OptimizerV2's time whose optimizers the
 # catalog holds: their classes are in `tf_bridge.<library>` and
 # `tf_bridge.legacy.<library>`. TF Recommenders' optimizers are of tf_keras's
@@ -31,11 +32,13 @@ TFRS = "tfrs"
 LIBRARIES = (ADDONS, HF, TF_MODELS)
 _NATIVE_MODULES = {KERAS: "keras.optimizers",
                    LEGACY: "tf_keras.optimizers.legacy",
-                   TF1: "tensorflow.compat.v1.train"}
+                   TF1: "tensorflow.compat.v1.train",
+                   TF_KERAS: "tf_keras.optimizers"}
 # Where the generation's ports and bridged classes live, below `jaxopt_port`,
 # `tf_bridge` and `tf_bridge.legacy`.
 _PREFIXES = {KERAS: "", LEGACY: "legacy.", TF1: "tf1.", ADDONS: "addons.",
-             HF: "hf.", TF_MODELS: "tf_models.", TFRS: "tfrs."}
+             HF: "hf.", TF_MODELS: "tf_models.", TFRS: "tfrs.",
+             TF_KERAS: "tf_keras."}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +48,9 @@ class Declaration:
   generation: str
   has_native: bool = True
   # The Keras backend whose native result is the ground truth: "jax" where
-  # the TensorFlow backend has a defect (DESIGN.md, ScheduleFreeAdamW).
+  # the TensorFlow backend has a defect (DESIGN.md, ScheduleFreeAdamW);
+  # "eager" where native's step traced into a `tf.function` has one (tf_keras
+  # Nadam counts its momentum product in Python, at tracing).
   native_backend: str = "tensorflow"
   # Values for the arguments the optimizer requires (TF1's learning rate),
   # used wherever the catalog makes an instance (parity command, tests).
@@ -83,6 +88,13 @@ class Declaration:
   # variable's slots in the order the native class creates them all.
   every_slot_arguments: dict[str, Any] = dataclasses.field(
       default_factory=dict)
+  # tf_keras's 2.11+ classes: the names their slot variables take
+  # (`m/<variable>` for the port's `momentum`), where not the port's.
+  slot_names: dict[str, str] = dataclasses.field(default_factory=dict)
+  # tf_keras's 2.11+ classes: the slots made as variables of the optimizer
+  # for variables of rank 2 and more only, a scalar placeholder outside its
+  # variables for the others (Adafactor's factored moments).
+  factored_slots: tuple[str, ...] = ()
   # The optimizers of other generations whose state means what this one's
   # does, by name, with their slot names mapped to this one's
   # (`tf_bridge.checkpoints.restore`: legacy Adam's `m` is Keras 3 Adam's
@@ -152,7 +164,8 @@ class Declaration:
     legacy Ftrl's last two follow `name`), read from the installed class;
     () for the other generations, whose bridged classes follow the port's
     order."""
-    if self.generation not in (KERAS, LEGACY) or not self.has_native:
+    if (self.generation not in (KERAS, LEGACY, TF_KERAS)
+        or not self.has_native):
       return ()
     parameters = inspect.signature(self.native_class()).parameters.values()
     return tuple(p.name for p in parameters
@@ -213,6 +226,10 @@ def tf_models(port, class_name, module, **options) -> Declaration:
       **options)
 
 
+def tf_keras(port, class_name, **options) -> Declaration:
+  return Declaration(port, class_name, TF_KERAS, **options)
+
+
 def _global_step() -> dict[str, Any]:
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   return {"global_step": tf.Variable(0, dtype=tf.int64)}
@@ -222,6 +239,13 @@ def tf1(port, class_name, **options) -> Declaration:
   return Declaration(port, class_name, TF1, required={"learning_rate": 0.01, **options.pop(
                          "required", {})}, **options)
 
+
+# tf_keras's Adam and AdamW: their slots' names and attributes.
+_TF_KERAS_ADAM = dict(
+    slot_groups=(("momentum", "velocity"), ("velocity_hat",)),
+    slot_names={"momentum": "m", "velocity": "v", "velocity_hat": "vhat"},
+    native_attributes={"momentum": "_momentums", "velocity": "_velocities",
+                       "velocity_hat": "_velocity_hats"})
 
 CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.sgd, "SGD", every_slot_arguments={"momentum": 0.9},
@@ -338,7 +362,50 @@ CATALOG: tuple[Declaration, ...] = (
               "legacy_adamw", every_slot_arguments={"amsgrad": True}),
     tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
     tfrs(jaxopt_port.tfrs.clippy_adagrad, "ClippyAdagrad",
-         every_slot_arguments={"export_clipping_factors": True}),
+         every_slot_arguments={"export_clipping_factors": True},
+         native_attributes={"accumulator": "_accumulators",
+                            "clipping_factor": "clipping_factors"}),
+    tf_keras(jaxopt_port.tf_keras.sgd, "SGD",
+             every_slot_arguments={"momentum": 0.9},
+             slot_names={"momentum": "m"},
+             native_attributes={"momentum": "momentums"}),
+    tf_keras(jaxopt_port.tf_keras.adam, "Adam",
+             every_slot_arguments={"amsgrad": True}, **_TF_KERAS_ADAM),
+    tf_keras(jaxopt_port.tf_keras.adamw, "AdamW",
+             every_slot_arguments={"amsgrad": True}, **_TF_KERAS_ADAM),
+    tf_keras(jaxopt_port.tf_keras.adagrad, "Adagrad",
+             native_attributes={"accumulator": "_accumulators"}),
+    tf_keras(jaxopt_port.tf_keras.rmsprop, "RMSprop",
+             every_slot_arguments={"momentum": 0.5, "centered": True},
+             slot_groups=(("velocity",), ("momentum",), ("average_gradient",)),
+             native_attributes={"velocity": "_velocities",
+                                "momentum": "_momentums",
+                                "average_gradient": "_average_gradients"}),
+    tf_keras(jaxopt_port.tf_keras.adamax, "Adamax",
+             slot_names={"momentum": "m", "norm": "u"},
+             native_attributes={"momentum": "_m", "norm": "_u"}),
+    # Traced into a `tf.function` (as `fit` runs it), tf_keras's Nadam
+    # multiplies its momentum product once per variable and step: eager
+    # runs, Keras 3's numbers, are the ground truth (README, Known
+    # differences).
+    tf_keras(jaxopt_port.tf_keras.nadam, "Nadam", native_backend="eager",
+             slot_names={"momentum": "m", "velocity": "v"},
+             native_attributes={"momentum": "_momentums",
+                                "velocity": "_velocities"}),
+    tf_keras(jaxopt_port.tf_keras.adadelta, "Adadelta", native_attributes={
+        "accumulated_grad": "_accumulated_grads",
+        "accumulated_delta_var": "_accumulated_delta_vars"}),
+    tf_keras(jaxopt_port.tf_keras.lion, "Lion", slot_names={"momentum": "m"},
+             native_attributes={"momentum": "momentums"}),
+    tf_keras(jaxopt_port.tf_keras.ftrl, "Ftrl",
+             native_attributes={"accumulator": "_accumulators",
+                                "linear": "_linears"}),
+    tf_keras(jaxopt_port.tf_keras.adafactor, "Adafactor",
+             slot_names={"row_moments": "r", "column_moments": "c",
+                         "velocity": "v"},
+             native_attributes={"row_moments": "_r", "column_moments": "_c",
+                                "velocity": "_v"},
+             factored_slots=("row_moments", "column_moments")),
 )
 
 BY_NAME: dict[str, Declaration] = {d.name: d for d in CATALOG}
@@ -373,12 +440,14 @@ def markdown_table() -> str:
             for d in legacy_hosted(generation)}
   rows: dict[str, dict[str, list[str]]] = {}
   for declaration in CATALOG:
-    key = declaration.name.removeprefix("legacy.")
+    key = declaration.name.removeprefix("legacy.").removeprefix("tf_keras.")
     row = rows.setdefault(key, {"ports": [], "keras": [], "legacy": [],
-                                "truth": []})
+                                "tf_keras": [], "truth": []})
     row["ports"].append(f"`{declaration.port_path}`")
-    if declaration.generation != LEGACY:
-      row["keras"].append(
+    column = {LEGACY: None, TF_KERAS: "tf_keras"}.get(declaration.generation,
+                                                      "keras")
+    if column is not None:
+      row[column].append(
           f"`{declaration.bridge_path}.{declaration.class_name}`")
     if id(declaration) in hosted:
       row["legacy"].append(
@@ -390,11 +459,12 @@ def markdown_table() -> str:
       row["truth"].append(truth)
     elif declaration.original is not None:
       row["truth"].append(f"`{declaration.original}`")
-  lines = ["| name | JAX function | Keras 3 class | legacy class | ground truth |",
-           "|---|---|---|---|---|"]
+  lines = ["| name | JAX function | Keras 3 class | legacy class "
+           "| tf_keras class | ground truth |",
+           "|---|---|---|---|---|---|"]
   for name, row in rows.items():
     cells = [", ".join(row[column]) or "-"
-             for column in ("ports", "keras", "legacy")]
+             for column in ("ports", "keras", "legacy", "tf_keras")]
     truth = ", ".join(row["truth"]) or "its formula (tests: numpy)"
     lines.append(f"| {name} | {' | '.join(cells)} | {truth} |")
   return "\n".join(lines)
@@ -418,6 +488,10 @@ CLASS_MODULES: dict[str, tuple[str, Callable[[], list[Declaration]]]] = {
     "tf_bridge.legacy.tf_models": ("LegacyOptimizer",
                                    lambda: legacy_hosted(TF_MODELS)),
     "tf_bridge.tfrs": ("Keras3Optimizer", lambda: _generation(TFRS)),
+    "tf_bridge.tf_keras.optimizers": ("TfKerasOptimizer",
+                                      lambda: _generation(TF_KERAS)),
+    "tf_bridge.tf_keras.tfrs": ("TfKerasOptimizer",
+                                lambda: _generation(TFRS)),
 }
 GENERATED_BEGIN = ("# Catalog classes, written by `python -m tf_bridge.catalog` "
                    "from CATALOG.\n")
@@ -453,7 +527,9 @@ def class_statements(module: str) -> str:
       origin = f"TF Addons' `tfa.optimizers.{d.class_name}`"
     else:
       origin = f"`{d.port_path}`"
-    host = "an OptimizerV2" if legacy else "a Keras 3 optimizer"
+    host = ("an OptimizerV2" if legacy
+            else "a tf_keras optimizer" if base == "TfKerasOptimizer"
+            else "a Keras 3 optimizer")
     head = f"class {d.class_name}("
     arguments = [*bases, base, f'algorithm="{d.name}"']
     line = head + ", ".join(arguments) + "):"

@@ -54,7 +54,9 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
   TensorFlow backend has a defect). `names`: the variables' names (by
   default `variable_<index>`), for optimizers that go by them (weight decay
   excluded from `bias`). A tf_keras optimizer of the 2.11+ generation
-  (`tf_keras.optimizers.Adam`) runs too.
+  (`tf_keras.optimizers.Adam`) runs too; `backend="eager"` runs a
+  TensorFlow optimizer's steps eagerly, one call each (tf_keras's Nadam,
+  whose step traced into a `tf.function` has a defect).
   """
   names = names or [f"variable_{index}" for index in range(len(initial))]
   if _is_keras3(optimizer):
@@ -75,6 +77,12 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   variables = [tf.Variable(value, name=name)
                for name, value in zip(names, initial)]
+  if backend == "eager":
+    return [_apply_and_read(
+        lambda grads: apply_gradients(optimizer, grads, variables), variables,
+        lambda v: v.numpy(),
+        [_gradient_tensor(g, v) for g, v in zip(step, variables)])
+            for step in gradients]
   if isinstance(optimizer, tf.compat.v1.train.Optimizer):
     # TF1 makes its slots at its first step: one trace, a call per step.
     apply = tf.function(lambda grads: apply_gradients(optimizer, grads,

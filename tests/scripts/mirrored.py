@@ -26,6 +26,7 @@ import tf_keras  # pylint: disable=wrong-import-position
 
 import tf_bridge  # pylint: disable=wrong-import-position
 import tf_bridge.legacy  # pylint: disable=wrong-import-position
+import tf_bridge.tf_keras  # pylint: disable=wrong-import-position
 from tf_bridge import _compiled  # pylint: disable=wrong-import-position
 
 CONVERSIONS = []
@@ -71,9 +72,10 @@ def sparse_steps(optimizer):
 
 
 def main():
-  # name: (bridged class, native class, arguments, legacy). The embedding
-  # gets tf.IndexedSlices: legacy SGD, RMSprop with momentum, Adagrad and
-  # Ftrl take them row by row, the others densify them.
+  # name: (bridged class, native class, arguments, tf_keras model). The
+  # embedding gets tf.IndexedSlices: legacy SGD, RMSprop with momentum,
+  # Adagrad and Ftrl, and tf_keras's Adagrad take them row by row, the
+  # others densify them.
   cases = {
       "keras3.Adam": (tf_bridge.Adam, keras.optimizers.Adam, {}, False),
       "keras3.SGD": (tf_bridge.SGD, keras.optimizers.SGD, {"momentum": 0.9},
@@ -91,6 +93,11 @@ def main():
                          tf_keras.optimizers.legacy.Adagrad, {}, True),
       "legacy.Ftrl": (tf_bridge.legacy.Ftrl, tf_keras.optimizers.legacy.Ftrl,
                       {}, True),
+      "tf_keras.Adam": (tf_bridge.tf_keras.Adam, tf_keras.optimizers.Adam,
+                        {"use_ema": True, "ema_momentum": 0.5,
+                         "weight_decay": 0.1}, True),
+      "tf_keras.Adagrad": (tf_bridge.tf_keras.Adagrad,
+                           tf_keras.optimizers.Adagrad, {}, True),
   }
   mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
   report = {"replicas": mirrored.num_replicas_in_sync}
@@ -112,8 +119,9 @@ def main():
         "later_model_conversions": len(CONVERSIONS) - converted,
         "later_model_max_abs_diff": largest_difference(distributed, again),
         "variable_types": sorted({
-            type(v).__name__ for v in optimizer.variables()} if legacy else {
-                type(v.value).__name__ for v in optimizer.variables}),
+            type(v.value if isinstance(v, keras.Variable) else v).__name__
+            for v in (optimizer.variables() if callable(optimizer.variables)
+                      else optimizer.variables)}),
     }
   json.dump(report, sys.stdout)
 

@@ -1,20 +1,24 @@
 """The optimizers of Hugging Face transformers (TF, 4.57), TF Model Garden
 (2.20) and TF Recommenders (0.7.7), run as originals beside their bridged
 twins (`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`,
-`tf_bridge.tfrs`) and their JAX ports,
+`tf_bridge.tfrs`, `tf_bridge.tf_keras.tfrs`) and their JAX ports,
 on the same named variables and gradients (dense, and sparse rows of an
 embedding where the original takes them) for 100 steps; Hugging Face's and
 Model Garden's schedules step by step; Model Garden's moving average over
-legacy Adam. Prints, per case, the trajectories (or values) of each side
-and of a mutant port (one argument slightly off), and what each side
-raises for a sparse gradient to LARS, as JSON.
+legacy Adam; TF Recommenders' own unit tests of ClippyAdagrad on the
+bridged tf_keras class (and on the original and a mutant). Prints, per
+case, the trajectories (or values) of each side and of a mutant port (one
+argument slightly off), what each side raises for a sparse gradient to
+LARS, and the unit tests that failed, as JSON.
 
 Run by tests/test_tf_libraries.py through `originals.run` (the originals
 import only in a process of their own, with tf_keras as Keras)."""
 
+import contextlib
 import json
 import os
 import sys
+import unittest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -26,11 +30,14 @@ import tf_keras  # pylint: disable=wrong-import-position
 from official.modeling.optimization import (  # pylint: disable=wrong-import-position
     ema_optimizer, lars, legacy_adamw, lr_schedule)
 from tensorflow_recommenders.experimental import optimizers as tfrs  # pylint: disable=wrong-import-position
+from tensorflow_recommenders.experimental.optimizers import (  # pylint: disable=wrong-import-position
+    clippy_adagrad, clippy_adagrad_test)
 from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
 
 import jaxopt_port  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.hf  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.tf_models  # pylint: disable=wrong-import-position
+import tf_bridge.tf_keras.tfrs  # pylint: disable=wrong-import-position
 import tf_bridge.tfrs  # pylint: disable=wrong-import-position
 from tf_bridge import testing  # pylint: disable=wrong-import-position
 
@@ -89,12 +96,17 @@ def listed(trajectory):
           for step in trajectory]
 
 
-def case(original, bridged, port, mutant, gradients, names=tuple(NAMES)):
+def case(original, bridged, port, mutant, gradients, names=tuple(NAMES),
+         on_tf_keras=None):
+  """The trajectories of each side (`on_tf_keras`: the class bridged on
+  tf_keras's 2.11+ host, where the original is of that generation)."""
+  sides = {"original": (original, names), "bridged": (bridged, names)}
+  if on_tf_keras is not None:
+    sides["bridged on tf_keras"] = (on_tf_keras, NAMES)
   return {
-      "original": listed(testing.native_trajectory(
-          original(), INITIAL, gradients, names=names)),
-      "bridged": listed(testing.native_trajectory(
-          bridged(), INITIAL, gradients, names=names)),
+      **{side: listed(testing.native_trajectory(
+          make(), INITIAL, gradients, names=side_names))
+         for side, (make, side_names) in sides.items()},
       "port": listed(port_trajectory(port(), gradients)),
       "mutant": listed(port_trajectory(mutant(), gradients)),
   }
@@ -206,8 +218,52 @@ def clippy_adagrad_cases():
             **arguments),
         lambda arguments=arguments: jaxopt_port.tfrs.clippy_adagrad(
             **{**arguments, "variable_relative_threshold": 0.0525}),
-        gradients, names)
+        gradients, names,
+        on_tf_keras=lambda arguments=arguments:
+        tf_bridge.tf_keras.tfrs.ClippyAdagrad(**arguments))
   return cases
+
+
+class MutantClippyAdagrad(tf_bridge.tf_keras.tfrs.ClippyAdagrad):
+  """The bridged class with its variable threshold 5 % larger."""
+
+  def __init__(self, *args, variable_relative_threshold=0.1, **kwargs):
+    super().__init__(
+        *args, variable_relative_threshold=variable_relative_threshold * 1.05,
+        **kwargs)
+
+
+@contextlib.contextmanager
+def tfrs_class(optimizer_class):
+  """TFRS's tests' `clippy_adagrad.ClippyAdagrad` is `optimizer_class`."""
+  original = clippy_adagrad.ClippyAdagrad
+  clippy_adagrad.ClippyAdagrad = optimizer_class
+  try:
+    yield
+  finally:
+    clippy_adagrad.ClippyAdagrad = original
+
+
+def tfrs_own_tests():
+  """TFRS's `ClippyAdagradTest` (its optimizer tests: one step dense and
+  sparse in float32 and float64, clipping, both accumulator updates, in a
+  `tf.function`, its config) on the original, the bridged tf_keras class
+  and the mutant: how many ran, and the names of those that failed."""
+  results = {}
+  for side, optimizer_class in (
+      ("original", clippy_adagrad.ClippyAdagrad),
+      ("bridged", tf_bridge.tf_keras.tfrs.ClippyAdagrad),
+      ("mutant", MutantClippyAdagrad)):
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(
+        clippy_adagrad_test.ClippyAdagradTest)
+    result = unittest.TestResult()
+    with tfrs_class(optimizer_class):
+      suite.run(result)
+    results[side] = {
+        "ran": result.testsRun,
+        "failed": sorted(test.id().rsplit(".", 1)[-1] for test, _ in
+                         result.failures + result.errors)}
+  return results
 
 
 def schedules():
@@ -414,7 +470,8 @@ def main():
                     "garden_schedules": garden_schedules(),
                     "garden_moving_averages": garden_moving_averages(),
                     "sparse_lars": sparse_lars(),
-                    "bad_inputs": bad_inputs()}))
+                    "bad_inputs": bad_inputs(),
+                    "tfrs_own_tests": tfrs_own_tests()}))
 
 
 if __name__ == "__main__":
