@@ -1,5 +1,6 @@
-"""Every optimizer class of the installed Keras 3, tf_keras legacy and TF1
-`compat.v1.train` has a port: a test fails when one of them gains a class.
+"""Every optimizer class of the installed Keras 3, tf_keras (its 2.11+
+generation and legacy) and TF1 `compat.v1.train` has a port: a test fails
+when one of them gains a class.
 
 Skipped, as DESIGN.md says, only the wrappers that are not algorithms:
 `LossScaleOptimizer` (it wraps bridged classes, tested in test_bridge_keras_features.py),
@@ -39,6 +40,8 @@ def test_every_native_optimizer_has_a_port():
   missing = []
   for module_name, module, base in (
       ("keras.optimizers", keras.optimizers, keras.optimizers.Optimizer),
+      ("tf_keras.optimizers", tf_keras.optimizers,
+       tf_keras.optimizers.Optimizer),
       ("tf_keras.optimizers.legacy", tf_keras.optimizers.legacy,
        tf_keras.optimizers.legacy.Optimizer),
       ("tensorflow.compat.v1.train", tf.compat.v1.train,

@@ -1,7 +1,9 @@
 """Moving a run between native Keras and the JAX port: k native steps,
 `state_from_keras`, m port steps equal k + m native steps; and k port steps,
 `state_to_keras`, m native steps equal k + m port steps. For every native
-Keras 3 and tf_keras legacy optimizer with a port."""
+Keras 3 and tf_keras (2.11+ and legacy) optimizer with a port."""
+
+import re
 
 import jax
 import jax.numpy as jnp
@@ -34,15 +36,21 @@ ARGUMENTS = {
     "adadelta": {"learning_rate": 1.0},
     "legacy.adadelta": {"learning_rate": 1.0},
 }
-CASES = [(d.name, {**d.required, **ARGUMENTS.get(d.name, {})})
+CASES = [(d.name, {**d.required, **ARGUMENTS.get(
+    d.name.removeprefix("tf_keras."), {})})
          for d in catalog.CATALOG
-         if d.generation in (catalog.KERAS, catalog.LEGACY) and d.has_native
+         if d.generation in (catalog.KERAS, catalog.LEGACY, catalog.TF_KERAS)
+         and d.has_native
          # Its TensorFlow backend is the defective one (DESIGN.md): no native
          # trajectory to continue on this backend.
          and d.native_backend == "tensorflow"]
 CASES.append(("adam", {"use_ema": True, "ema_overwrite_frequency": 3,
                        "gradient_accumulation_steps": 2}))
-IDS = [name + ("-ema-accumulation" if "use_ema" in arguments else "")
+CASES.append(("tf_keras.adam", {"use_ema": True, "ema_overwrite_frequency": 3,
+                                "learning_rate": 0.1}))
+IDS = [name + ("-ema" if "use_ema" in arguments else "")
+       + ("-accumulation" if "gradient_accumulation_steps" in arguments
+          else "")
        for name, arguments in CASES]
 
 
@@ -60,7 +68,7 @@ def problem():
 
 
 def native_variables(name, initial):
-  if name.startswith("legacy."):
+  if name.startswith(("legacy.", "tf_keras.")):
     return [tf.Variable(v, name=f"variable_{i}")
             for i, v in enumerate(initial)]
   return [keras.Variable(v, name=f"variable_{i}")
@@ -185,6 +193,7 @@ def test_a_state_of_another_optimizer_is_refused():
 
 
 def test_an_optimizer_without_a_port_is_refused():
-  with pytest.raises(TypeError, match="is not a native Keras 3 or tf_keras "
-                     "legacy optimizer with a port"):
+  with pytest.raises(TypeError, match=re.escape(
+      "is not a native Keras 3 or tf_keras (2.11+ or legacy) optimizer with "
+      "a port")):
     tf_bridge.state_from_keras(tf_bridge.Adam(), [])

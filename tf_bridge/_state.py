@@ -53,14 +53,15 @@ def port_of(optimizer: Any, declaration: catalog.Declaration) -> Any:
 
 def _declaration(optimizer: Any) -> catalog.Declaration:
   for declaration in catalog.CATALOG:
-    if (declaration.generation in (catalog.KERAS, catalog.LEGACY)
+    if (declaration.generation in (catalog.KERAS, catalog.LEGACY,
+                                   catalog.TF_KERAS)
         and declaration.has_native
         and type(optimizer) is declaration.native_class()):
       return declaration
   raise TypeError(
       f"{type(optimizer).__module__}.{type(optimizer).__name__} is not a "
-      "native Keras 3 or tf_keras legacy optimizer with a port in jaxopt_port "
-      "(see tf_bridge.catalog).")
+      "native Keras 3 or tf_keras (2.11+ or legacy) optimizer with a port in "
+      "jaxopt_port (see tf_bridge.catalog).")
 
 
 def _is_keras3(optimizer: Any) -> bool:
@@ -97,6 +98,8 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any,
         native = by_name.get(f"state_{slot}")
     elif slot in attributes and hasattr(optimizer, attributes[slot]):
       native = getattr(optimizer, attributes[slot])[index]
+    elif field == "average" and not keras3:  # tf_keras's 2.11+ EMA.
+      native = optimizer._model_variables_moving_average[index]  # pylint: disable=protected-access
     elif keras3:
       name = (slot if field == "slots" else _KERAS3_FIELDS[field])
       reference = variables[index]
@@ -167,11 +170,10 @@ def assign_state(state: Any, optimizer: Any, variables: Sequence[Any],
                  declaration: catalog.Declaration) -> None:
   """`state_to_keras` for an optimizer of `declaration`, native or
   bridged."""
-  if _is_keras3(optimizer):
-    if not optimizer.built:
-      optimizer.build(variables)
-  else:
+  if hasattr(optimizer, "_create_all_weights"):  # OptimizerV2.
     optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  elif not getattr(optimizer, "built", getattr(optimizer, "_built", False)):
+    optimizer.build(variables)
   expected = port_of(optimizer, declaration).init(
       [np.asarray(v.numpy()) for v in variables])
   if jax.tree.structure(expected) != jax.tree.structure(state):

@@ -425,7 +425,10 @@ def legacy_hosted(generation: str = LEGACY) -> list[Declaration]:
   """The declarations with an OptimizerV2 class in `tf_bridge.legacy` (or
   `tf_bridge.legacy.tf1`, `.addons`): the legacy ports, plus the Keras 3
   algorithms legacy lacks (with Keras 3 numerics; a Keras 3 port never
-  stands in for a legacy class of the same name)."""
+  stands in for a legacy class of the same name). None for tf_keras's
+  2.11+ generation and TF Recommenders', of that generation."""
+  if generation in (TF_KERAS, TFRS):
+    return []
   if generation != LEGACY:
     return [d for d in CATALOG if d.generation == generation]
   legacy = [d for d in CATALOG if d.generation == LEGACY]

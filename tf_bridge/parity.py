@@ -103,8 +103,9 @@ def run_keras(optimizer: Any, problem: Problem, steps: int, name: str,
 
 def bridged_runs(declaration: catalog.Declaration, problem: Problem,
                  steps: int, reference: str) -> list[Run]:
-  """The Keras classes wrapping the port: its own generation's, and the
-  OptimizerV2 one for a Keras 3 algorithm that legacy lacks or a TF1 one."""
+  """The Keras classes wrapping the port: its own generation's, the
+  OptimizerV2 one for a Keras 3 algorithm that legacy lacks or a TF1 one,
+  and the tf_keras 2.11+ one of a library of that generation (TFRS)."""
   import importlib  # pylint: disable=import-outside-toplevel
   modules = ([] if declaration.generation == catalog.LEGACY
              else [declaration.bridge_path])
@@ -112,6 +113,8 @@ def bridged_runs(declaration: catalog.Declaration, problem: Problem,
   if any(d is declaration for d in catalog.legacy_hosted(
       declaration.generation)) and not legacy_twin:
     modules.append(declaration.legacy_bridge_path)
+  if f"tf_bridge.tf_keras.{declaration.generation}" in catalog.CLASS_MODULES:
+    modules.append(f"tf_bridge.tf_keras.{declaration.generation}")
   runs = []
   for module in modules:
     optimizer_class = getattr(importlib.import_module(module),
