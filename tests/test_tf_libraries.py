@@ -65,6 +65,17 @@ def test_tf_keras_class_equals_the_original(runs, name):
   _assert_equals_the_original(runs, name, "bridged on tf_keras")
 
 
+@pytest.mark.parametrize("label, expected", [("weight decay", "legacy"),
+                                             ("adam", "tf_keras")])
+def test_create_optimizer_makes_the_originals_generation(runs, label,
+                                                         expected):
+  """Hugging Face's `create_optimizer` makes its OptimizerV2
+  `AdamWeightDecay`, or without weight decay tf_keras's 2.11+ `Adam`: the
+  bridged function makes the twin of the same generation."""
+  assert runs["cases"][f"hf.create_optimizer {label}"]["generations"] == [
+      expected, expected]
+
+
 def test_tfrs_own_tests_pass_on_the_bridged_tf_keras_class(runs):
   """TFRS's `ClippyAdagradTest` (7 tests: one step dense and sparse in
   float32 and float64, clipping with both accumulator updates, in a

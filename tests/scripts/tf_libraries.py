@@ -190,7 +190,21 @@ def create_optimizer_cases():
             **arguments),
         lambda arguments=arguments: jaxopt_port.hf.create_optimizer(
             **{**arguments, "num_warmup_steps": 11}), DENSE)
+    cases[f"hf.create_optimizer {label}"]["generations"] = [
+        generation(hf.create_optimizer(**arguments)[0]),
+        generation(tf_bridge.legacy.hf.create_optimizer(**arguments)[0])]
   return cases
+
+
+def generation(optimizer):
+  """The Keras generation of an optimizer: "tf_keras" (2.11+), "legacy"
+  (OptimizerV2) or "keras" (Keras 3)."""
+  for name, base in (("tf_keras", tf_keras.optimizers.Optimizer),
+                     ("legacy", tf_keras.optimizers.legacy.Optimizer),
+                     ("keras", keras.optimizers.Optimizer)):
+    if isinstance(optimizer, base):
+      return name
+  return type(optimizer).__name__
 
 
 def clippy_adagrad_cases():

@@ -6,12 +6,12 @@ are taken as learning rates too."""
 
 from typing import TYPE_CHECKING
 
-import jaxopt_port as _jaxopt_port
 import tensorflow as _tf
 import tf_keras as _tf_keras
 
 from tf_bridge import _hf
-from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
+from tf_bridge.legacy._optimizer import LegacyOptimizer
+from tf_bridge.tf_keras import Adam as _Adam
 
 # Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
 
@@ -40,8 +40,7 @@ class WarmUp(_hf.WarmUp, _tf_keras.optimizers.schedules.LearningRateSchedule):
 
 
 # `create_optimizer` without weight decay makes `tf_keras.optimizers.Adam`,
-# of the 2.11+ generation, whose numbers are Keras 3's.
-_Adam = keras_optimizer(_jaxopt_port.adam, "Adam", module=__name__)
+# of the 2.11+ generation: its twin is `tf_bridge.tf_keras.Adam`.
 create_optimizer = _hf.create_optimizer_of(_tf_keras, AdamWeightDecay, _Adam,
                                            WarmUp)
 
