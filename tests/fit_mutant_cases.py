@@ -1,7 +1,8 @@
 """(Run by tests/test_bridge_mutants.py in a fresh process.)
 
 The `model.fit` check of tests/test_programs.py kills every hyperparameter
-mutant: each bridged Keras 3 and tf_keras legacy class with a native twin,
+mutant: each bridged Keras 3, tf_keras 2.11+ and tf_keras legacy class
+with a native twin,
 made with one numeric hyperparameter perturbed by a relative 1e-3
 (`mutants.perturbed`), trains a functional model to other weights than
 native at the programs' tolerance, at its programs' arguments or else at
@@ -20,11 +21,13 @@ import grids
 import mutants
 import tf_bridge
 import tf_bridge.legacy
+import tf_bridge.tf_keras
 from tf_bridge import catalog
 from test_programs import (_arguments, _assert_programs_equal, _cases,
                            _functional_fit)
 
-CASES = _cases(catalog.KERAS) + _cases(catalog.LEGACY)
+CASES = (_cases(catalog.KERAS) + _cases(catalog.LEGACY)
+         + _cases(catalog.TF_KERAS))
 # Measured: a relative 1e-3 on these is below what the fit's 4 steps (or
 # 16) can show at any grid point, and 1e-2 is killed. Lion's beta_1 only
 # acts where it flips the sign of beta_1 m + (1 - beta_1) g, about 1 in
@@ -32,12 +35,15 @@ CASES = _cases(catalog.KERAS) + _cases(catalog.LEGACY)
 # momentum schedule 0.96^(schedule_decay t) by about 1e-7 relative per
 # step at its default. Both are killed at 1e-3 by the 100-step
 # port-vs-native and bridge-vs-native checks.
-WIDER = {("lion", "beta_1"): 1e-2, ("legacy.nadam", "schedule_decay"): 1e-2}
+WIDER = {("lion", "beta_1"): 1e-2, ("tf_keras.lion", "beta_1"): 1e-2,
+         ("legacy.nadam", "schedule_decay"): 1e-2}
 
 
 def _host(declaration):
   if declaration.generation == catalog.LEGACY:
     return tf_keras, tf_bridge.legacy
+  if declaration.generation == catalog.TF_KERAS:
+    return tf_keras, tf_bridge.tf_keras
   return keras, tf_bridge
 
 

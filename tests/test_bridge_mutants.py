@@ -1,7 +1,7 @@
 """The bridge's parity checks kill every hyperparameter mutant, each set run
 in a fresh process: bridge vs native trajectories
-(tests/bridge_mutant_cases.py, 46 bridged classes) and `model.fit` vs
-native (tests/fit_mutant_cases.py, 21 classes). Their hundreds of bridged
+(tests/bridge_mutant_cases.py, 56 bridged classes) and `model.fit` vs
+native (tests/fit_mutant_cases.py, 31 classes). Their hundreds of bridged
 optimizers each compile an XLA step that TensorFlow's compilation cache
 keeps for the life of the process (about 75 MB per class), so the suite's
 long-lived workers do not carry them."""
@@ -14,8 +14,8 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("cases,count", [("bridge_mutant_cases.py", 46),
-                                         ("fit_mutant_cases.py", 21)])
+@pytest.mark.parametrize("cases,count", [("bridge_mutant_cases.py", 56),
+                                         ("fit_mutant_cases.py", 31)])
 def test_every_hyperparameter_mutant_is_killed(cases, count):
   tests = pathlib.Path(__file__).parent
   result = subprocess.run(
