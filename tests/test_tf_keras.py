@@ -286,3 +286,24 @@ def test_nadam_momentum_product_resumes_from_a_checkpoint(tmp_path):
 
 def _checkpoint_keys(path):
   return [name for name, _ in tf.train.list_variables(path)]
+
+
+def test_any_factory_becomes_a_tf_keras_optimizer():
+  """`tf_bridge.tf_keras.keras_optimizer(factory)`: a tf_keras 2.11+
+  optimizer class running the factory's transform (here a Keras 3 port:
+  it takes tf_keras's base arguments, not Keras 3's), on the port's
+  trajectory."""
+  momentum_sgd = tf_bridge.tf_keras.keras_optimizer(jaxopt_port.momentum_sgd,
+                                                    module="tests.tf_keras")
+  assert momentum_sgd.__name__ == "MomentumSgd"
+  assert issubclass(momentum_sgd, tf_keras.optimizers.Optimizer)
+  parameters = inspect.signature(momentum_sgd).parameters
+  assert "jit_compile" in parameters
+  assert "gradient_accumulation_steps" not in parameters
+  initial, gradients = testing.seeded_problem(30, seed=0, grad_scale=1.0)
+  testing.compare_trajectories(
+      testing.native_trajectory(momentum_sgd(0.1, momentum=0.9), initial,
+                                gradients),
+      testing.transform_trajectory(
+          jaxopt_port.momentum_sgd(0.1, momentum=0.9), initial, gradients),
+      rtol=RTOL, atol=ATOL)

@@ -15,6 +15,7 @@ and checkpoints go either way between a native class and its twin.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -230,16 +231,16 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
   def apply_gradients(self, grads_and_vars, name=None,
                       skip_gradients_aggregation=False, **kwargs):
     grads_and_vars = list(grads_and_vars)
+    checked = contextlib.nullcontext()
     if grads_and_vars:
       grads, variables = zip(*grads_and_vars)
       grads = _checks.tensor_slices(grads)
-      with _checks.check_gradients(type(self).__name__, grads, variables):
-        return super().apply_gradients(
-            zip(grads, variables), name=name,
-            skip_gradients_aggregation=skip_gradients_aggregation, **kwargs)
-    return super().apply_gradients(
-        grads_and_vars, name=name,
-        skip_gradients_aggregation=skip_gradients_aggregation, **kwargs)
+      grads_and_vars = list(zip(grads, variables))
+      checked = _checks.check_gradients(type(self).__name__, grads, variables)
+    with checked:
+      return super().apply_gradients(
+          grads_and_vars, name=name,
+          skip_gradients_aggregation=skip_gradients_aggregation, **kwargs)
 
   def _distributed_apply_gradients_fn(self, distribution, grads_and_vars,
                                       **kwargs):
@@ -286,5 +287,6 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     module: The class's module and its Keras registration package.
     positional: The arguments the constructor takes positionally.
   """
-  return type(name or camel_case(factory.__name__), (TfKerasOptimizer,), {"__module__": module},
-              port=factory, package=module, positional=positional)
+  return type(name or camel_case(factory.__name__), (TfKerasOptimizer,),
+              {"__module__": module}, port=factory, package=module,
+              positional=positional)
