@@ -25,6 +25,13 @@ KERAS_BASE = {"weight_decay": 0.01, "use_ema": True,
 # The ones the first set leaves out (the clipping arguments exclude each
 # other in Keras 3).
 KERAS_BASE_2 = {"clipvalue": 0.5, "loss_scale_factor": 2.0, "use_ema": True}
+# tf_keras's 2.11+ (the clipping arguments go together there; the first
+# of clipnorm, global_clipnorm, clipvalue applies).
+TF_KERAS_BASE = {"weight_decay": 0.01, "use_ema": True,
+                 "ema_overwrite_frequency": 2, "clipnorm": 1.0,
+                 "clipvalue": 0.5}
+TF_KERAS_BASE_2 = {"global_clipnorm": 1.0, "use_ema": True,
+                   "jit_compile": False}
 # OptimizerV2's (TF Addons' classes are OptimizerV2 ones).
 LEGACY_BASE = {"decay": 0.1, "clipvalue": 0.5, "global_clipnorm": 1.0}
 LEGACY_BASE_2 = {"lr": 0.02, "clipnorm": 0.5}
@@ -67,7 +74,12 @@ def cases() -> list[tuple[str, Callable[..., Any], dict[str, Any]]]:
     parameters = inspect.signature(declaration.port).parameters
     required = dict(declaration.required)
     found.append((declaration.name, declaration.port, required))
-    if "ema_overwrite_frequency" in parameters:
+    if "jit_compile" in parameters:
+      found.append((declaration.name + "+base", declaration.port,
+                    {**required, **TF_KERAS_BASE}))
+      found.append((declaration.name + "+base2", declaration.port,
+                    {**required, **TF_KERAS_BASE_2}))
+    elif "ema_overwrite_frequency" in parameters:
       found.append((declaration.name + "+base", declaration.port,
                     {**required, **KERAS_BASE}))
       found.append((declaration.name + "+base2", declaration.port,
@@ -92,7 +104,9 @@ CASES = cases()
 IDS = [name for name, _, _ in CASES]
 # For sharding: every port, the Keras 3 base arguments (EMA, accumulation,
 # clipping, decay) and the wrappers; OptimizerV2's base arguments and the
-# slot variants add no layout of their own.
+# slot variants add no layout of their own, nor do tf_keras's 2.11+ ports
+# (Keras 3's update steps) but for their moving average, which starts as a
+# copy of the params (tf_keras.adam+base).
 # FTRL's step divides root differences by the learning rate (sigma =
 # (sqrt(n') - sqrt(n)) / lr): at the default 0.001 a last-bit difference of
 # the sharded clip norm grows a thousandfold (2.4x DESIGN.md's tolerance on
@@ -102,4 +116,6 @@ SHARDED_CASES = [(name, factory,
                   else kwargs)
                  for name, factory, kwargs in CASES
                  if not name.endswith(("+slots", "+base2"))
-                 and not (name.endswith("+base") and "." in name)]
+                 and not (name.endswith("+base") and "." in name
+                          and name != "tf_keras.adam+base")
+                 and not (name.startswith("tf_keras.") and "+" not in name)]

@@ -112,6 +112,28 @@ def test_bad_arguments_raise_natives_error(declaration):
     assert raised[1] == raised[0], arguments
 
 
+@pytest.mark.parametrize("arguments", [
+    {"clipnorm": 1.0, "global_clipnorm": 1.0},
+    {"use_ema": True, "ema_momentum": 1.5},
+    {"use_ema": True, "ema_overwrite_frequency": 2.0},
+    {"use_ema": True, "ema_overwrite_frequency": -1}], ids=str)
+def test_port_base_arguments_raise_natives_error(arguments):
+  """tf_keras's checks of its base arguments, in its words, in JAX too; what
+  it takes (an `ema_overwrite_frequency` of 0 or True, `clipvalue` with a
+  norm) the port takes."""
+  raised = []
+  for make in (tf_keras.optimizers.Adam, jaxopt_port.tf_keras.adam):
+    with pytest.raises(ValueError) as error:
+      make(**arguments)
+    raised.append(str(error.value))
+  assert raised[1] == raised[0]
+  for accepted in ({"use_ema": True, "ema_overwrite_frequency": 0},
+                   {"use_ema": True, "ema_overwrite_frequency": True},
+                   {"clipvalue": 0.5, "clipnorm": 1.0}):
+    tf_keras.optimizers.Adam(**accepted)
+    jaxopt_port.tf_keras.adam(**accepted)
+
+
 def _model(optimizer):
   tf_keras.utils.set_random_seed(0)
   model = tf_keras.Sequential([tf_keras.Input((4,)),

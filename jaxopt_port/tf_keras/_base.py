@@ -79,15 +79,25 @@ def tf_keras_transform(
         "ema_momentum", ema_momentum, 0.0, 1.0,
         message="`ema_momentum` must be in the range [0, 1]. Received: "
         "ema_momentum={value}")
-    if ema_overwrite_frequency and (
-        not isinstance(ema_overwrite_frequency, int)
-        or ema_overwrite_frequency < 1):
+    if isinstance(ema_overwrite_frequency, bool):  # An int, to tf_keras.
+      ema_overwrite_frequency = int(ema_overwrite_frequency)
+    frequency = _checks.concrete_number(ema_overwrite_frequency)
+    if frequency == 0:  # tf_keras: no overwrite.
+      ema_overwrite_frequency = None
+    # An int (injected, an integer array), as tf_keras requires.
+    elif ema_overwrite_frequency is not None and (
+        isinstance(ema_overwrite_frequency, float)
+        or (frequency is not None
+            and (frequency != int(frequency) or frequency < 1))):
       raise ValueError(
           "`ema_overwrite_frequency` must be an integer > 1 or None. "
           f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
 
-  def positive(value):  # tf_keras skips a clip of 0 or less.
-    return value if value is not None and value > 0 else None
+  def positive(value):
+    """tf_keras skips a clip of 0 or less (a traced value applies)."""
+    number = _checks.concrete_number(value)
+    return None if value is None or (number is not None and number <= 0) else (
+        value)
 
   return keras_family_transform(
       update_step, learning_rate, weight_decay=weight_decay,
