@@ -28,7 +28,8 @@ TF_KERAS = "tf_keras"
 # The libraries beside Keras of OptimizerV2's time whose optimizers the
 # catalog holds: their classes are in `tf_bridge.<library>` and
 # `tf_bridge.legacy.<library>`. TF Recommenders' optimizers are of tf_keras's
-# 2.11+ generation: their classes are in `tf_bridge.tfrs`.
+# 2.11+ generation: their classes are in `tf_bridge.tf_keras.tfrs` (and, for
+# Keras 3, `tf_bridge.tfrs`).
 LIBRARIES = (ADDONS, HF, TF_MODELS)
 _NATIVE_MODULES = {KERAS: "keras.optimizers",
                    LEGACY: "tf_keras.optimizers.legacy",
@@ -79,8 +80,9 @@ class Declaration:
   # classes the bridged class also derives from (`_native_methods`).
   methods: tuple[type, ...] = ()
   # Native attributes holding a slot of the port's state under another
-  # name (`state_from_keras`): per-variable lists (Keras 3 Adafactor's
-  # factored moments) and shared scalars; by default `_<slot>`.
+  # name (`state_from_keras`; the tf_keras 2.11+ classes keep their slots
+  # there too): per-variable lists (Keras 3 Adafactor's factored moments,
+  # tf_keras Adam's `_momentums`) and shared scalars; by default `_<slot>`.
   native_attributes: dict[str, str] = dataclasses.field(default_factory=dict)
   # Arguments with which the optimizer keeps every slot it can (Adam's
   # `amsgrad`, RMSprop's `centered`): `tf_bridge.checkpoints` tells which

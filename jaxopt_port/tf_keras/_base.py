@@ -4,7 +4,6 @@ tf_keras's optimizers from Keras 3's update steps."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any, Callable
 
@@ -124,16 +123,12 @@ def same_step_as(keras3_port: Callable[..., Any], class_name: str,
   arguments, defaults and numbers) and whose base arguments are tf_keras's
   (with the class's own `defaults`)."""
   make_update_step = keras3_port.make_update_step
-
-  @functools.wraps(make_update_step)
-  def declared_step(**arguments):
-    return make_update_step(**arguments)
-
   port = with_tf_keras_base_arguments(
       learning_rate=inspect.signature(keras3_port).parameters[
           "learning_rate"].default,
+      # The Keras 3 port's own sparse mode at these arguments.
       sparse_rows=lambda **arguments: make_update_step(
-          **arguments).sparse_rows, **defaults)(declared_step)
+          **arguments).sparse_rows, **defaults)(make_update_step)
   port.__doc__ = (
       f"{class_name}, as `tf_keras.optimizers.{class_name}`: the update step "
       f"of `jaxopt_port.{keras3_port.__name__}` (Keras 3's numbers; see its "
