@@ -114,8 +114,9 @@ class BridgedOptimizer:
   def _native_positional(cls, declaration: catalog.Declaration
                          ) -> Sequence[str]:
     """The native class's positional order, where this class is the
-    declaration's own (not a host of another generation's algorithm)."""
-    raise NotImplementedError
+    declaration's own (not a host of another generation's algorithm): by
+    default the installed native class's (Keras 3's, tf_keras's)."""
+    return declaration.native_positional()
 
   @classmethod
   def _package_of(cls, declaration: catalog.Declaration) -> str:
@@ -124,7 +125,12 @@ class BridgedOptimizer:
 
   @classmethod
   def _default_positional(cls) -> list[str]:
-    raise NotImplementedError
+    """By default as Keras 3's and tf_keras's own classes take them: the
+    factory's, then the base arguments in the host's order, then `name`
+    (`Adam(0.001, 0.9, 0.999, 1e-7, False, 0.01)` sets weight_decay)."""
+    own = _arguments.positional_names(cls.port)
+    return (own + [a for a in cls._host_arguments if a not in own]
+            + ["name"])
 
   @classmethod
   def _configure(cls, **options: Any) -> None:

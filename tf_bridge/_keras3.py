@@ -99,19 +99,6 @@ class Keras3Optimizer(HyperparameterAttributes, BridgedOptimizer,
     return declaration.bridge_path
 
   @classmethod
-  def _native_positional(cls, declaration):
-    return declaration.native_positional()
-
-  @classmethod
-  def _default_positional(cls):
-    """As Keras 3's own classes take them: the factory's, then Keras's base
-    arguments in Keras's order, then `name` (`Adam(0.001, 0.9, 0.999, 1e-7,
-    False, 0.01)` sets weight_decay)."""
-    own = _arguments.positional_names(cls.port)
-    return (own + [a for a in cls._host_arguments if a not in own]
-            + ["name"])
-
-  @classmethod
   def _configure(cls):
     parameters = inspect.signature(cls.port).parameters
     cls._base_defaults = {

@@ -82,16 +82,6 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     return "tf_bridge.tf_keras." + declaration.generation
 
   @classmethod
-  def _native_positional(cls, declaration):
-    return declaration.native_positional()
-
-  @classmethod
-  def _default_positional(cls):
-    own = _arguments.positional_names(cls.port)
-    return (own + [a for a in cls._host_arguments if a not in own]
-            + ["name"])
-
-  @classmethod
   def _configure(cls):
     # A Keras 3 port hosted here takes tf_keras's base arguments, not its
     # own (`loss_scale_factor`, `gradient_accumulation_steps`).
