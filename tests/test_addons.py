@@ -419,6 +419,30 @@ def test_lamb_layer_adaptation_exclusion_alone():
   assert np.max(np.abs(adapted[-1][1] - expected[-1][1])) > 1e-3
 
 
+@pytest.mark.parametrize("module", ["tf_bridge.addons",
+                                    "tf_bridge.legacy.addons"])
+def test_lamb_name_methods_are_tfas(module):
+  """TF Addons LAMB's `_do_use_weight_decay` and `_do_layer_adaptation`
+  (its tests and Model Garden's call them) on the bridged classes:
+  `re.search` of the patterns, the layer-adaptation list falling back to
+  the weight-decay one when None or empty, as TFA's constructor sets it
+  (`if exclude_from_layer_adaptation: ... else: exclude_from_weight_decay`;
+  the trajectories: tests/test_tf_libraries.py, against TFA)."""
+  import importlib  # pylint: disable=import-outside-toplevel
+  lamb = importlib.import_module(module).LAMB
+  for adaptation in (None, []):
+    optimizer = lamb(0.01, weight_decay=0.01,
+                     exclude_from_weight_decay=["var1"],
+                     exclude_from_layer_adaptation=adaptation)
+    assert optimizer._do_use_weight_decay("var0")  # pylint: disable=protected-access
+    assert not optimizer._do_use_weight_decay("var1_weight")  # pylint: disable=protected-access
+    assert not optimizer._do_layer_adaptation("var1")  # pylint: disable=protected-access
+  optimizer = lamb(0.01, exclude_from_layer_adaptation=["^var1$"])
+  assert optimizer._do_use_weight_decay("var1")  # pylint: disable=protected-access
+  assert not optimizer._do_layer_adaptation("var1")  # pylint: disable=protected-access
+  assert optimizer._do_layer_adaptation("var10")  # pylint: disable=protected-access
+
+
 # OptimizerV2's base arguments on TF Addons' ports (TFA's optimizers were
 # OptimizerV2 ones): `lr` for `learning_rate`, the `decay` of the rate,
 # clipping of each gradient. COCOB has no learning rate.

@@ -328,6 +328,7 @@ NEEDS_PARAMS = {
                                    "from them",
     "addons.lamb": "lamb scales its step by the params' norm",
     "tf_models.lars": "lars scales its step by the params' norm",
+    "tf_models.lamb": "lamb scales its step by the params' norm",
     "tfrs.clippy_adagrad": "clippy_adagrad bounds its step by the params",
     "tf_keras.adamw": "adamw with weight_decay or use_ema needs the current "
                       "params",

@@ -89,11 +89,12 @@ def test_packed_equals_the_transform(name):
 # Every catalog port but these updates each element on its own: a per-layer
 # trust ratio or norm (Lamb, TF Addons' LAMB and NovoGrad, ConditionalGradient),
 # factored moments (Adafactor), matrix orthogonalization (Muon), LARS's
-# trust ratio, Model Garden AdamWeightDecay's global clip (on by default),
+# and Model Garden LAMB's trust ratios, Model Garden AdamWeightDecay's global clip (on by default),
 # ClippyAdagrad's clipping factor per parameter.
 NOT_ELEMENTWISE = {"lamb", "adafactor", "muon", "addons.novograd",
                    "addons.conditional_gradient", "addons.lamb",
-                   "tf_models.lars", "tf_models.adam_weight_decay",
+                   "tf_models.lars", "tf_models.lamb",
+                   "tf_models.adam_weight_decay",
                    "tfrs.clippy_adagrad", "tf_keras.adafactor"}
 PORTS = sorted({d.name: d for d in catalog.CATALOG}.items())
 

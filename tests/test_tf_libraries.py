@@ -37,6 +37,9 @@ CASES = [
     "tf_models.AdamWeightDecay dense", "tf_models.AdamWeightDecay sparse",
     "tf_models.LARS classic", "tf_models.LARS classic nesterov",
     "tf_models.LARS popular", "tf_models.LARS popular nesterov",
+    "tf_models.LAMB dense", "tf_models.LAMB sparse",
+    "tf_models.LAMB empty adaptation list",
+    "addons.LAMB empty adaptation list",
     "hf.create_optimizer weight decay", "hf.create_optimizer adam",
     "tfrs.ClippyAdagrad dense", "tfrs.ClippyAdagrad sparse",
     "tfrs.ClippyAdagrad exported clipped accumulator",
@@ -132,12 +135,17 @@ def test_every_model_garden_schedule_ran(runs):
 def test_model_garden_schedule(runs, name):
   """`jaxopt_port.tf_models.<Name>` equals Model Garden's at each of 300
   steps (NaN where it is NaN: StepCosineDecayWithOffset after its last
-  boundary), and a mutant (one argument off) does not."""
+  boundary), and a mutant (one argument off) does not; the bridged
+  schedules (`tf_bridge.legacy.tf_models.<Name>` on tf_keras,
+  `tf_bridge.tf_models.<Name>` on Keras 3) compute Model Garden's floats."""
   values = {side: np.array(runs["garden_schedules"][name][side], np.float64)
-            for side in ("original", "port", "mutant")}
+            for side in ("original", "port", "mutant", "bridged",
+                         "bridged keras3")}
   assert np.ptp(values["original"][np.isfinite(values["original"])]) > 1e-3
   np.testing.assert_allclose(values["port"], values["original"], rtol=1e-6,
                              atol=0)
+  for side in ("bridged", "bridged keras3"):
+    np.testing.assert_array_equal(values[side], values["original"])
   with pytest.raises(AssertionError):
     np.testing.assert_allclose(values["mutant"], values["original"],
                                rtol=1e-6, atol=0)
@@ -149,12 +157,100 @@ def test_model_garden_moving_average(runs, label):
   averages (`shadow_copy`'s slots) over 60 steps of legacy Adam; TF Addons'
   moving average (it starts at the params, counts one step less) parts."""
   run = runs["garden_moving_averages"][label]
-  testing.compare_trajectories(run["port"], run["original"], rtol=RTOL,
-                               atol=ATOL, actual_name="port",
+  original = run["original"]["trajectory"]
+  testing.compare_trajectories(run["port"], [step[2:] for step in original],
+                               rtol=RTOL, atol=ATOL, actual_name="port",
                                expected_name="Model Garden")
   with pytest.raises(AssertionError, match="part at step"):
-    testing.compare_trajectories(run["mutant"], run["original"], rtol=RTOL,
+    testing.compare_trajectories(run["mutant"],
+                                 [step[2:] for step in original], rtol=RTOL,
                                  atol=ATOL)
+
+
+@pytest.mark.parametrize("label", ["dynamic", "start_step 5 fixed decay"])
+def test_bridged_moving_average_is_model_gardens(runs, label):
+  """`tf_bridge.legacy.tf_models.ExponentialMovingAverage` around the
+  bridged Adam keeps Model Garden's weights and averages over 60 steps in a
+  `tf.function`, and its variables: `variables()` (the averages, then the
+  inner optimizer's `Adam/iter`), `weights` (the inner optimizer's, named in
+  its scope) and the checkpoint's keys (`ema_base_optimizer/...`)."""
+  run = runs["garden_moving_averages"][label]
+  testing.compare_trajectories(
+      run["bridged"]["trajectory"], run["original"]["trajectory"],
+      rtol=RTOL, atol=ATOL, actual_name="bridged",
+      expected_name="Model Garden")
+  for listing in ("variables", "weights", "keys"):
+    assert run["bridged"][listing] == run["original"][listing]
+  assert run["original"]["variables"][-1] == "Adam/iter:0"
+  assert any("/ema_base_optimizer/m/" in key
+             for key in run["original"]["keys"])
+
+
+def test_moving_average_classes_build_from_each_others_config(runs):
+  """Each class builds from the other's config (Model Garden's holds
+  `start_step` as a float tensor, and a tf_keras Adam, which the bridged
+  class makes its bridged twin of); the bridged config also keeps
+  `trainable_weights_only`, which Model Garden's drops."""
+  configs = runs["garden_moving_average_configs"]
+  assert configs["bridged from original"] == configs["bridged"]
+  assert configs["bridged"]["inner"] == "tf_bridge.legacy.optimizers"
+  original = configs["original"]["config"]
+  bridged = configs["bridged"]["config"]
+  assert {k: v for k, v in bridged.items()
+          if k != "trainable_weights_only"} == original
+  assert bridged["trainable_weights_only"] is True
+  assert configs["original from bridged"]["config"] == original
+
+
+@pytest.mark.parametrize("side", ["bridged", "bridged from a dict"])
+def test_optimizer_factory_builds_model_gardens_optimizer_bridged(runs,
+                                                                  side):
+  """From the same `OptimizationConfig` (LARS, a linear warm-up into a
+  cosine decay, an EMA), Model Garden's `OptimizerFactory` and the bridged
+  one (given the config, or its dict) build optimizers that take the same
+  60 steps (weights and averages), with the same variables and checkpoint
+  keys; a config whose warm-up is a step longer parts."""
+  run = runs["garden_factory"]
+  assert run["classes"] == ["official.modeling.optimization.lars",
+                            "tf_bridge.legacy.tf_models"]
+  testing.compare_trajectories(
+      run[side]["trajectory"], run["original"]["trajectory"], rtol=RTOL,
+      atol=ATOL, actual_name=side, expected_name="Model Garden's factory")
+  for listing in ("variables", "weights", "keys"):
+    assert run[side][listing] == run["original"][listing]
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(run["mutant"]["trajectory"],
+                                 run["original"]["trajectory"], rtol=RTOL,
+                                 atol=ATOL)
+
+
+GARDEN_OWN_TESTS = {  # Model Garden's own test modules: tests, mutant's.
+    "optimizer_factory_test": (32, {
+        "test_constant_lr_with_warmup_schedule",
+        "test_step_cosine_lr_schedule_with_warmup",
+        "test_stepwise_lr_with_warmup_schedule"}),
+    "lr_schedule_test": (12, {
+        "test_power_linear_lr_schedule_general",
+        "test_power_linear_lr_schedule_linear_only",
+        "test_power_linear_lr_schedule_offset"}),
+    "lamb_test": (5, {"test_sparse"}),
+}
+
+
+@pytest.mark.parametrize("module", list(GARDEN_OWN_TESTS))
+def test_model_gardens_own_tests_pass_on_the_bridged_module(runs, module):
+  """Model Garden's own tests of `OptimizerFactory` (every optimizer type
+  and schedule, warm-ups, clipping, the gradient aggregator, its errors and
+  registry), of its schedules and of its LAMB pass on
+  `tf_bridge.legacy.tf_models` standing for its modules, as on the
+  originals; a mutant (a warm-up starting higher in the factory's registry,
+  a longer linear decay, LAMB's beta_1 1 % larger) fails them."""
+  ran, failed_by_the_mutant = GARDEN_OWN_TESTS[module]
+  results = runs["garden_own_tests"][module]
+  assert results["original"] == {"ran": ran, "failed": []}
+  assert results["bridged"] == {"ran": ran, "failed": []}
+  assert results["mutant"]["ran"] == ran
+  assert failed_by_the_mutant <= set(results["mutant"]["failed"])
 
 
 BAD_INPUTS = {  # The argument named where the original accepts nonsense.

@@ -1,6 +1,7 @@
 """TF Addons' wrappers' own surface on the bridged ones: the inner optimizer
 as `_optimizer`, `assign_average_vars` for MovingAverage and SWA, and
-MovingAverage's `num_updates` types, `shadow_copy` and `swap_weights`."""
+MovingAverage's `num_updates` types, `shadow_copy` and `swap_weights`; and
+Model Garden's `ExponentialMovingAverage`'s on those."""
 
 from __future__ import annotations
 
@@ -83,6 +84,9 @@ class MovingAverageWeights(AveragedOptimizer):
       bound["num_updates"] = tfa_num_updates(bound["num_updates"])
     return bound
 
+  _swap_outside_a_strategy = ("Swapping weights must occur under a "
+                              "tf.distribute.Strategy")
+
   def shadow_copy(self, model_weights: Sequence[Any]) -> None:
     """Creates the averages of `model_weights` before any step, at zero as
     TFA's `shadow_copy` does (a first step's build starts them at the
@@ -107,8 +111,7 @@ class MovingAverageWeights(AveragedOptimizer):
     rounding, as in TFA)."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     if not tf.distribute.in_cross_replica_context():
-      raise ValueError("Swapping weights must occur under a "
-                       "tf.distribute.Strategy")
+      raise ValueError(self._swap_outside_a_strategy)
     variables = list(self._built_variables())
     averages = self._fused.averages(variables, self._state_variables)
     pairs = [(tf_variable_of(averages[id(v)]), tf_variable_of(v))
@@ -127,3 +130,54 @@ class MovingAverageWeights(AveragedOptimizer):
         tf.function(lambda: tf.distribute.get_replica_context().merge_call(
             swap)))
 
+
+
+def garden_start_step(value: Any) -> Any:
+  """Model Garden EMA's `start_step`: an int, or what its config holds (a
+  float32 tensor of it, or a float), as an int; others are refused."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if tf.is_tensor(value):
+    value = value.numpy().item()
+  if isinstance(value, float) and value.is_integer():
+    return int(value)
+  return value
+
+
+class GardenMovingAverage(MovingAverageWeights):
+  """Model Garden `ExponentialMovingAverage`'s surface on the averages the
+  fused step keeps: `shadow_copy(model)` (its trainable variables),
+  `start_step` as Model Garden's config holds it, `assign_average_vars` of
+  the trainable variables, `swap_weights` with Model Garden's words.
+
+  Model Garden makes the averages only in `shadow_copy` (a step before it
+  fails there); here a first step without it makes them, at zeros as
+  `shadow_copy` does. Its `trainable_weights_only=False` (averaging a
+  model's non-trainable variables too, such as batch-norm statistics,
+  which get no gradient) is refused by `shadow_copy`: the fused step
+  updates and averages the variables it is given gradients for.
+  """
+  _swap_outside_a_strategy = ("Swapping weights must occur under a "
+                              "tf.distribute.Strategy.")
+
+  @classmethod
+  def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],
+                       registered: Any) -> dict[str, Any]:
+    bound = super()._bound_arguments(args, kwargs, registered)
+    if "start_step" in bound:
+      bound["start_step"] = garden_start_step(bound["start_step"])
+    return bound
+
+  def shadow_copy(self, model: Any) -> None:
+    """Creates the averages of `model`'s trainable variables, at zero."""
+    if not self._arguments["trainable_weights_only"]:
+      raise NotImplementedError(
+          f"{type(self).__name__}(trainable_weights_only=False) would "
+          "average the model's non-trainable variables too, which get no "
+          "gradient: the bridged class averages the trainable ones only "
+          "(Model Garden's default). Use trainable_weights_only=True.")
+    super().shadow_copy(model.trainable_variables)
+
+  def assign_average_vars(self, var_list: Sequence[Any]) -> Any:
+    """Sets each trainable variable of `var_list` to its average (Model
+    Garden skips the others); returns the assignments as one op."""
+    return super().assign_average_vars([v for v in var_list if v.trainable])

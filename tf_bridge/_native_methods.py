@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from jaxopt_port import _muon
+from jaxopt_port import _adam_weight_decay, _muon
+from jaxopt_port.addons import _adam_family
 
 
 def _run(function: Callable[[Any], Any], x: Any) -> Any:
@@ -51,3 +52,24 @@ class MuonMethods:
     return _run(functools.partial(
         _muon.orthogonalize, steps=steps, a=self.muon_a, b=self.muon_b,
         c=self.muon_c), x)
+
+
+class LambNameMethods:
+  """TF Addons' and Model Garden's LAMB `_do_use_weight_decay` and
+  `_do_layer_adaptation` (their own tests call them): whether a variable
+  name decays and is adapted, as the port decides it."""
+
+  # The port's arguments (Keras 3's `exclude_from_weight_decay` is a method).
+  def _do_use_weight_decay(self, param_name: str) -> bool:
+    return not _searched(self._arguments["exclude_from_weight_decay"],
+                         param_name)
+
+  def _do_layer_adaptation(self, param_name: str) -> bool:
+    return not _searched(_adam_family.layer_adaptation_exclusions(
+        self._arguments["exclude_from_weight_decay"],
+        self._arguments["exclude_from_layer_adaptation"]), param_name)
+
+
+def _searched(patterns: Any, name: str) -> bool:
+  found = _adam_weight_decay.searched(patterns)
+  return found is not None and found(name)

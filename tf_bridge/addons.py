@@ -19,6 +19,7 @@ from tf_bridge._averaging import (AveragedOptimizer, MovingAverageWeights,
                                   OptimizerWrapper)
 from tf_bridge._decoupled import Keras3DecoupledWeightDecay
 from tf_bridge._keras3 import Keras3Optimizer
+from tf_bridge._native_methods import LambNameMethods
 
 # Catalog classes, written by `python -m tf_bridge.catalog` from CATALOG.
 
@@ -155,7 +156,7 @@ class ProximalAdagrad(Keras3Optimizer, algorithm="addons.proximal_adagrad"):
                  decay=0.0, skip_nonfinite=False) -> None: ...
 
 
-class LAMB(Keras3Optimizer, algorithm="addons.lamb"):
+class LAMB(LambNameMethods, Keras3Optimizer, algorithm="addons.lamb"):
   """TF Addons' `tfa.optimizers.LAMB`, bridged as a Keras 3 optimizer."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,

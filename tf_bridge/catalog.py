@@ -354,6 +354,7 @@ CATALOG: tuple[Declaration, ...] = (
            required={"learning_rate": 0.9}),
     addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad"),
     addons(jaxopt_port.addons.lamb, "LAMB",
+           methods=(_native_methods.LambNameMethods,),
            native_names={"weight_decay_rate": "weight_decay"},
            deprecated_names={"weight_decay_rate": (
                DeprecationWarning, "weight_decay_rate has been renamed to "
@@ -363,6 +364,8 @@ CATALOG: tuple[Declaration, ...] = (
     tf_models(jaxopt_port.tf_models.adam_weight_decay, "AdamWeightDecay",
               "legacy_adamw", every_slot_arguments={"amsgrad": True}),
     tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
+    tf_models(jaxopt_port.tf_models.lamb, "LAMB", "lamb",
+              methods=(_native_methods.LambNameMethods,)),
     tfrs(jaxopt_port.tfrs.clippy_adagrad, "ClippyAdagrad",
          every_slot_arguments={"export_clipping_factors": True},
          native_attributes={"accumulator": "_accumulators",

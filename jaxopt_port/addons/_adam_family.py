@@ -405,6 +405,16 @@ class LambSlots(NamedTuple):
   v: optax.Params
 
 
+def layer_adaptation_exclusions(
+    exclude_from_weight_decay: Sequence[str] | None,
+    exclude_from_layer_adaptation: Sequence[str] | None
+) -> Sequence[str] | None:
+  """The patterns LAMB excludes from layer adaptation: its own, or where it
+  has none (None or empty, as TFA and Model Garden test it) those excluded
+  from weight decay."""
+  return exclude_from_layer_adaptation or exclude_from_weight_decay
+
+
 @with_legacy_base_arguments(learning_rate=0.001)
 def lamb(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
          weight_decay: float = 0.0,
@@ -419,9 +429,10 @@ def lamb(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
     r = ||p|| / ||u|| if both > 0 else 1        (unless excluded)
     p = p - r * lr * u
 
-  `exclude_from_layer_adaptation` defaults to `exclude_from_weight_decay`
-  (regular expressions of parameter paths, `re.search`). (Keras 3's `Lamb`
-  has no weight decay of its own and adds epsilon the same way.)
+  `exclude_from_layer_adaptation` defaults to (and when empty is)
+  `exclude_from_weight_decay` (regular expressions of parameter paths,
+  `re.search`). (Keras 3's `Lamb` has no weight decay of its own and adds
+  epsilon the same way.)
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
@@ -434,9 +445,8 @@ def lamb(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-6,
   _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   _checks.check_range("weight_decay", weight_decay, 0.0)
   no_decay = matches(exclude_from_weight_decay)
-  no_adaptation = matches(exclude_from_weight_decay
-                           if exclude_from_layer_adaptation is None
-                           else exclude_from_layer_adaptation)
+  no_adaptation = matches(layer_adaptation_exclusions(
+      exclude_from_weight_decay, exclude_from_layer_adaptation))
 
   def build(params):
     zeros = optax.tree.zeros_like(params)

@@ -6,6 +6,7 @@ callables of the step count.
 """
 
 from jaxopt_port.tf_models._ema import exponential_moving_average
+from jaxopt_port.tf_models._lamb import lamb
 from jaxopt_port.tf_models._lars import lars
 from jaxopt_port.tf_models._legacy_adamw import adam_weight_decay
 from jaxopt_port.tf_models._schedules import (
@@ -19,5 +20,5 @@ __all__ = [
     "LinearWarmup", "PiecewiseConstantDecayWithOffset",
     "PolynomialDecayWithOffset", "PolynomialWarmUp", "PowerAndLinearDecay",
     "PowerDecayWithOffset", "StepCosineDecayWithOffset", "adam_weight_decay",
-    "exponential_moving_average", "lars",
+    "exponential_moving_average", "lamb", "lars",
 ]

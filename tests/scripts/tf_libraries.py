@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 import unittest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -28,18 +29,24 @@ import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
 from official.modeling.optimization import (  # pylint: disable=wrong-import-position
-    ema_optimizer, lars, legacy_adamw, lr_schedule)
+    ema_optimizer, lamb, lamb_test, lars, legacy_adamw, lr_schedule,
+    lr_schedule_test, optimizer_factory, optimizer_factory_test)
 from tensorflow_recommenders.experimental import optimizers as tfrs  # pylint: disable=wrong-import-position
 from tensorflow_recommenders.experimental.optimizers import (  # pylint: disable=wrong-import-position
     clippy_adagrad, clippy_adagrad_test)
 from transformers import optimization_tf as hf  # pylint: disable=wrong-import-position
 
 import jaxopt_port  # pylint: disable=wrong-import-position
+import tf_bridge.legacy  # pylint: disable=wrong-import-position
+import tf_bridge.legacy.addons  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.hf  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.tf_models  # pylint: disable=wrong-import-position
+import tf_bridge.tf_models  # pylint: disable=wrong-import-position
 import tf_bridge.tf_keras.tfrs  # pylint: disable=wrong-import-position
 import tf_bridge.tfrs  # pylint: disable=wrong-import-position
 from tf_bridge import testing  # pylint: disable=wrong-import-position
+
+import originals  # pylint: disable=wrong-import-position
 
 STEPS = 100
 # Names that the originals' name tests tell apart: `LayerNorm` and `bias`
@@ -170,6 +177,47 @@ def lars_cases():
         lambda arguments=arguments: jaxopt_port.tf_models.lars(**arguments),
         lambda arguments=arguments: jaxopt_port.tf_models.lars(
             **{**arguments, "eeta": arguments["eeta"] * 1.05}), DENSE)
+  return cases
+
+
+def lamb_cases():
+  """Model Garden's LAMB, dense and on sparse rows (the mutant's decay rate
+  5 % larger), and with an empty `exclude_from_layer_adaptation` (which
+  Model Garden reads as "those excluded from weight decay"; the mutant
+  excludes nothing)."""
+  cases = {}
+  arguments = {"learning_rate": 0.01, "weight_decay_rate": 0.05,
+               "exclude_from_weight_decay": ["LayerNorm", "bias"],
+               "exclude_from_layer_adaptation": ["embeddings"]}
+  variants = {
+      "dense": (arguments, DENSE, {"weight_decay_rate": 0.0525}),
+      "sparse": (arguments, SPARSE, {"weight_decay_rate": 0.0525}),
+      "empty adaptation list": (
+          {**arguments, "exclude_from_layer_adaptation": []}, DENSE,
+          {"exclude_from_layer_adaptation": ["^$"]}),
+  }
+  # TF Addons registers its own `LAMB` for deserialization: imported after
+  # Model Garden's own tests ran (`main`), which deserialize theirs.
+  tfa_optimizers = originals.import_tensorflow_addons().optimizers
+  tfa_arguments = {**variants["empty adaptation list"][0],
+                   "weight_decay": arguments["weight_decay_rate"]}
+  del tfa_arguments["weight_decay_rate"]
+  # TF Addons' LAMB (Model Garden's was copied from it) reads it so too.
+  cases["addons.LAMB empty adaptation list"] = case(
+      lambda: tfa_optimizers.LAMB(**tfa_arguments),
+      lambda: tf_bridge.legacy.addons.LAMB(**tfa_arguments),
+      lambda: jaxopt_port.addons.lamb(**tfa_arguments),
+      lambda: jaxopt_port.addons.lamb(
+          **{**tfa_arguments, "exclude_from_layer_adaptation": ["^$"]}),
+      DENSE)
+  for variant, (arguments, gradients, mutated) in variants.items():
+    cases[f"tf_models.LAMB {variant}"] = case(
+        lambda arguments=arguments: lamb.LAMB(**arguments),
+        lambda arguments=arguments: tf_bridge.legacy.tf_models.LAMB(
+            **arguments),
+        lambda arguments=arguments: jaxopt_port.tf_models.lamb(**arguments),
+        lambda arguments=arguments, mutated=mutated:
+        jaxopt_port.tf_models.lamb(**{**arguments, **mutated}), gradients)
   return cases
 
 
@@ -336,6 +384,10 @@ def garden_schedules():
   for name, (arguments, mutated) in cases.items():
     found[name] = {
         "original": values(getattr(lr_schedule, name)(**arguments)),
+        "bridged": values(getattr(tf_bridge.legacy.tf_models, name)(
+            **arguments)),
+        "bridged keras3": values(getattr(tf_bridge.tf_models, name)(
+            **arguments)),
         "port": values(getattr(jaxopt_port.tf_models, name)(**arguments)),
         "mutant": values(getattr(jaxopt_port.tf_models, name)(
             **{**arguments, **mutated}))}
@@ -350,6 +402,12 @@ def garden_schedules():
         "original": values(make(lr_schedule,
                                 tf_keras.optimizers.schedules.PolynomialDecay,
                                 **extra)),
+        "bridged": values(make(tf_bridge.legacy.tf_models,
+                               tf_keras.optimizers.schedules.PolynomialDecay,
+                               **extra)),
+        "bridged keras3": values(make(
+            tf_bridge.tf_models, keras.optimizers.schedules.PolynomialDecay,
+            **extra)),
         "port": values(make(jaxopt_port.tf_models,
                             jaxopt_port.schedules.PolynomialDecay, **extra)),
         "mutant": values(make(jaxopt_port.tf_models,
@@ -358,35 +416,51 @@ def garden_schedules():
   return found
 
 
+def ema_run(make_optimizer, steps):
+  """A tf_keras Dense layer trained by the Model Garden EMA optimizer
+  `make_optimizer()` makes (its averages made by `shadow_copy` first): the
+  weights and their averages after each step, the optimizer's `variables()`
+  and `weights` names and its checkpoint keys."""
+  tf_keras.backend.clear_session()
+  model = tf_keras.Sequential([tf_keras.Input((4,)), tf_keras.layers.Dense(3)])
+  model.set_weights(INITIAL[:2])
+  optimizer = make_optimizer()
+  optimizer.shadow_copy(model)
+  variables = model.trainable_variables
+
+  @tf.function
+  def apply(grads):
+    optimizer.apply_gradients(zip(grads, variables))
+
+  trajectory = []
+  for grads in steps:
+    apply([tf.constant(g) for g in grads[:2]])
+    trajectory.append(
+        [v.numpy().tolist() for v in variables]
+        + [optimizer.get_slot(v, "average").numpy().tolist()
+           for v in variables])
+  with tempfile.TemporaryDirectory() as directory:
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+        os.path.join(directory, "checkpoint"))
+    keys = sorted(key for key, _ in tf.train.list_variables(path)
+                  if key != "_CHECKPOINTABLE_OBJECT_GRAPH")
+  return {"trajectory": trajectory,
+          "variables": [v.name for v in optimizer.variables()],
+          "weights": [v.name for v in optimizer.weights], "keys": keys}
+
+
 def garden_moving_averages():
   """Model Garden's ExponentialMovingAverage around tf_keras's legacy Adam
-  (its averages made by `shadow_copy` of a model's weights) and the JAX
-  wrapper around the legacy Adam port, 60 steps: the averages after each,
-  and a mutant's (the TF Addons average, which starts at the params)."""
+  and the bridged one around the bridged Adam, 60 steps: weights, averages,
+  names and checkpoint keys; the JAX wrapper around the legacy Adam port
+  (its averages), and a mutant's (the TF Addons average, which starts at
+  the params)."""
   found = {}
   steps = DENSE[:60]
   for label, arguments in (("dynamic", {}),
                            ("start_step 5 fixed decay",
                             {"start_step": 5, "dynamic_decay": False,
                              "average_decay": 0.9})):
-    tf_keras.backend.clear_session()
-    model = tf_keras.Sequential([tf_keras.Input((4,)),
-                                 tf_keras.layers.Dense(3)])
-    model.set_weights(INITIAL[:2])
-    optimizer = ema_optimizer.ExponentialMovingAverage(
-        tf_keras.optimizers.legacy.Adam(0.05), **arguments)
-    optimizer.shadow_copy(model)
-    variables = model.trainable_variables
-    @tf.function
-    def apply(grads, optimizer=optimizer, variables=variables):
-      optimizer.apply_gradients(zip(grads, variables))
-
-    original = []
-    for grads in steps:
-      apply([tf.constant(g) for g in grads[:2]])
-      original.append([optimizer.get_slot(v, "average").numpy().tolist()
-                       for v in variables])
-
     def averages(transform):
       params = {"kernel": INITIAL[0], "bias": INITIAL[1]}
       state = transform.init(params)
@@ -402,13 +476,175 @@ def garden_moving_averages():
       return trajectory
 
     found[label] = {
-        "original": original,
+        "original": ema_run(
+            lambda arguments=arguments: ema_optimizer.ExponentialMovingAverage(
+                tf_keras.optimizers.legacy.Adam(0.05), **arguments), steps),
+        "bridged": ema_run(
+            lambda arguments=arguments:
+            tf_bridge.legacy.tf_models.ExponentialMovingAverage(
+                tf_bridge.legacy.Adam(0.05), **arguments), steps),
         "port": averages(jaxopt_port.tf_models.exponential_moving_average(
             jaxopt_port.legacy.adam(0.05), **arguments)),
         "mutant": averages(jaxopt_port.addons.moving_average(
             jaxopt_port.legacy.adam(0.05), **{
                 "dynamic_decay": True, **arguments}))}
   return found
+
+
+def garden_moving_average_configs():
+  """Each EMA class made from the other's config: the class made, its inner
+  optimizer's class, and its config."""
+  original = ema_optimizer.ExponentialMovingAverage(
+      tf_keras.optimizers.legacy.Adam(0.05), average_decay=0.9, start_step=3)
+  bridged = tf_bridge.legacy.tf_models.ExponentialMovingAverage(
+      tf_bridge.legacy.Adam(0.05), average_decay=0.9, start_step=3)
+
+  def described(optimizer):
+    config = {key: (float(value) if tf.is_tensor(value) else value)
+              for key, value in optimizer.get_config().items()}
+    config["optimizer"] = optimizer._optimizer.get_config()  # pylint: disable=protected-access
+    return {"class": type(optimizer).__module__,
+            "inner": type(optimizer._optimizer).__module__,  # pylint: disable=protected-access
+            "config": config}
+
+  return {
+      "original": described(original),
+      "bridged": described(bridged),
+      "bridged from original": described(
+          tf_bridge.legacy.tf_models.ExponentialMovingAverage.from_config(
+              original.get_config())),
+      "original from bridged": described(
+          ema_optimizer.ExponentialMovingAverage.from_config(
+              bridged.get_config()))}
+
+
+# LARS with a linear warm-up into a cosine decay, averaged: what Model
+# Garden's factory and the bridged one make of it, and of a mutant config.
+FACTORY_CONFIG = {
+    "optimizer": {"type": "lars", "lars": {
+        "momentum": 0.9, "weight_decay_rate": 0.01, "eeta": 0.01,
+        "exclude_from_weight_decay": ["bias"]}},
+    "learning_rate": {"type": "cosine", "cosine": {
+        "initial_learning_rate": 0.1, "decay_steps": 60}},
+    "warmup": {"type": "linear", "linear": {
+        "warmup_steps": 10, "warmup_learning_rate": 0.01}},
+    "ema": {"average_decay": 0.9},
+}
+
+
+def built(factory_module, config):
+  factory = factory_module.OptimizerFactory(config)
+  return factory.build_optimizer(factory.build_learning_rate())
+
+
+def garden_factory():
+  """The optimizer Model Garden's `OptimizerFactory` builds from
+  FACTORY_CONFIG, and the bridged factory's (from the config object and
+  from its dict), and the bridged one from a config whose warm-up is a
+  step longer: 60 steps of each (`ema_run`)."""
+  from official.modeling.optimization.configs import optimization_config  # pylint: disable=import-outside-toplevel
+  config = optimization_config.OptimizationConfig(FACTORY_CONFIG)
+  mutant = {**FACTORY_CONFIG, "warmup": {"type": "linear", "linear": {
+      "warmup_steps": 11, "warmup_learning_rate": 0.01}}}
+  steps = DENSE[:60]
+  return {
+      "original": ema_run(lambda: built(optimizer_factory, config), steps),
+      "bridged": ema_run(lambda: built(tf_bridge.legacy.tf_models, config),
+                         steps),
+      "bridged from a dict": ema_run(
+          lambda: built(tf_bridge.legacy.tf_models, FACTORY_CONFIG), steps),
+      "mutant": ema_run(lambda: built(tf_bridge.legacy.tf_models, mutant),
+                        steps),
+      "classes": [type(built(module, config)._optimizer).__module__  # pylint: disable=protected-access
+                  for module in (optimizer_factory,
+                                 tf_bridge.legacy.tf_models)]}
+
+
+class MutantLAMB(tf_bridge.legacy.tf_models.LAMB):
+  """The bridged LAMB with its beta_1 1 % larger."""
+
+  def __init__(self, *args, beta_1=0.9, **kwargs):
+    super().__init__(*args, beta_1=beta_1 * 1.01, **kwargs)
+
+
+class MutantPowerAndLinearDecay(
+    tf_bridge.legacy.tf_models.PowerAndLinearDecay):
+  """The bridged schedule with its linear fraction 5 % larger."""
+
+  def __init__(self, *args, linear_decay_fraction=0.1, **kwargs):
+    super().__init__(*args, linear_decay_fraction=linear_decay_fraction * 1.05,
+                     **kwargs)
+
+
+class MutantLinearWarmup(tf_bridge.legacy.tf_models.LinearWarmup):
+  """The bridged warm-up starting 5 % higher."""
+
+  def __init__(self, after_warmup_lr_sched, warmup_steps,
+               warmup_learning_rate, name=None):
+    super().__init__(after_warmup_lr_sched, warmup_steps,
+                     warmup_learning_rate * 1.05 + 1e-4, name)
+
+
+@contextlib.contextmanager
+def patched(target, name, value):
+  """`target`'s attribute (or item) `name` is `value` for a while."""
+  if isinstance(target, dict):
+    original, target[name] = target[name], value
+  else:
+    original = getattr(target, name)
+    setattr(target, name, value)
+  try:
+    yield
+  finally:
+    if isinstance(target, dict):
+      target[name] = original
+    else:
+      setattr(target, name, original)
+
+
+def garden_own_tests():
+  """Model Garden's own tests of its optimization package
+  (`optimizer_factory_test`, `lr_schedule_test`, `lamb_test`) on the
+  original modules, on the bridged module (`tf_bridge.legacy.tf_models`
+  standing for `optimizer_factory`, `lr_schedule` and `lamb`) and on a
+  mutant of it (a linear warm-up starting higher in the factory's
+  registry, a longer linear decay, a larger beta_1): how many ran, and the
+  names of those that failed."""
+  ours = tf_bridge.legacy.tf_models
+  suites = {"optimizer_factory_test": (optimizer_factory_test,
+                                       "optimizer_factory", optimizer_factory),
+            "lr_schedule_test": (lr_schedule_test, "lr_schedule",
+                                 lr_schedule),
+            "lamb_test": (lamb_test, "lamb", lamb)}
+  mutants = {
+      "optimizer_factory_test": (ours.WARMUP_CLS, "linear",
+                                 MutantLinearWarmup),
+      "lr_schedule_test": (ours, "PowerAndLinearDecay",
+                           MutantPowerAndLinearDecay),
+      "lamb_test": (ours, "LAMB", MutantLAMB)}
+  results = {}
+  for name, (test_module, attribute, original) in suites.items():
+    for side, module in (("original", original), ("bridged", ours),
+                         ("mutant", ours)):
+      mutant = (patched(*mutants[name]) if side == "mutant"
+                else contextlib.nullcontext())
+      suite = unittest.defaultTestLoader.loadTestsFromModule(test_module)
+      result = unittest.TestResult()
+      # `test_registry` registers a class for good: each run starts afresh.
+      registries = [dict(getattr(module, registry, {})) for registry in
+                    ("LEGACY_OPTIMIZERS_CLS", "NEW_OPTIMIZERS_CLS")]
+      with patched(test_module, attribute, module), mutant:
+        suite.run(result)
+      for registry, kept in zip(("LEGACY_OPTIMIZERS_CLS",
+                                 "NEW_OPTIMIZERS_CLS"), registries):
+        if kept:
+          getattr(module, registry).clear()
+          getattr(module, registry).update(kept)
+      results.setdefault(name, {})[side] = {
+          "ran": result.testsRun - len(result.skipped),
+          "failed": sorted(test.id().rsplit(".", 1)[-1] for test, _ in
+                           result.failures + result.errors)}
+  return results
 
 
 def raised(call):
@@ -478,11 +714,16 @@ def sparse_lars():
 
 
 def main():
-  cases = {**adam_weight_decay_cases(), **lars_cases(),
+  own_tests = garden_own_tests()  # Before TF Addons is imported.
+  cases = {**adam_weight_decay_cases(), **lars_cases(), **lamb_cases(),
            **create_optimizer_cases(), **clippy_adagrad_cases()}
   print(json.dumps({"cases": cases, "schedules": schedules(),
                     "garden_schedules": garden_schedules(),
                     "garden_moving_averages": garden_moving_averages(),
+                    "garden_moving_average_configs":
+                        garden_moving_average_configs(),
+                    "garden_factory": garden_factory(),
+                    "garden_own_tests": own_tests,
                     "sparse_lars": sparse_lars(),
                     "bad_inputs": bad_inputs(),
                     "tfrs_own_tests": tfrs_own_tests()}))

@@ -8,6 +8,7 @@ gradient list, and updates every variable in one XLA call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -279,8 +280,9 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         value = leaf.value
       owner = self._state_owner(leaf.depth)
       if leaf.is_slot_of(var_list):
-        variable = owner.add_slot(var_list[leaf.slot_of], leaf.name,
-                                  initializer=value)
+        with self._slot_scope(owner):
+          variable = owner.add_slot(var_list[leaf.slot_of], leaf.name,
+                                    initializer=value)
       else:
         # Named as native names its own weights (`momentum_cache`).
         prefix = "" if leaf.slot_of is None else (
@@ -297,6 +299,13 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
       created[index] = variable
     self._state_variables = [created[i] for i in sorted(created)]
     self._state_identities = [identities[i] for i in sorted(created)]
+
+  def _slot_scope(self, owner):
+    """The name scope `owner`'s slots are made in: the current one (a
+    wrapper whose inner optimizer makes its slots in its own scope, as Model
+    Garden's EMA, says so)."""
+    del owner
+    return contextlib.nullcontext()
 
   def _state_owner(self, depth):
     """The optimizer whose variable a state leaf `depth` wrappers deep

@@ -14,6 +14,7 @@ from tf_bridge import _cyclical
 from tf_bridge._averaging import (AveragedOptimizer, MovingAverageWeights,
                                   OptimizerWrapper)
 from tf_bridge._decoupled import LegacyDecoupledWeightDecay
+from tf_bridge._native_methods import LambNameMethods
 from tf_bridge.legacy._averaged_wrapper import AveragedOptimizerWrapper
 from tf_bridge.legacy._decoupled_extension import (
     DecoupledWeightDecayExtension)
@@ -140,7 +141,7 @@ class ProximalAdagrad(LegacyOptimizer, algorithm="addons.proximal_adagrad"):
                  gradient_transformers=None, skip_nonfinite=False) -> None: ...
 
 
-class LAMB(LegacyOptimizer, algorithm="addons.lamb"):
+class LAMB(LambNameMethods, LegacyOptimizer, algorithm="addons.lamb"):
   """TF Addons' `tfa.optimizers.LAMB`, bridged as an OptimizerV2."""
   if TYPE_CHECKING:  # The constructor, for static analysis.
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999,
