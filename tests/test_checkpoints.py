@@ -853,6 +853,53 @@ def test_a_tf_keras_checkpoint_restores_into_keras3(bridged, tmp_path):
     np.testing.assert_array_equal(weight, value)
 
 
+@pytest.mark.parametrize("name,saved_by", [
+    ("adam", "checkpoint"), ("rmsprop", "save_weights"), ("nadam", "checkpoint"),
+    ("adafactor", "checkpoint")])
+def test_a_tf_keras_2_11_checkpoint_restores_into_keras3(name, saved_by,
+                                                         tmp_path):
+  """A tf_keras 2.11+ optimizer's file (`tf.train.Checkpoint` or
+  `save_weights`; its variables by position) into a Keras 3 model and
+  Keras 3's optimizer (every slot: amsgrad, momentum and centered, Nadam's
+  momentum product, Adafactor's factored moments): it continues as tf_keras
+  would; a fresh optimizer (the weights alone) parts."""
+  import keras  # pylint: disable=import-outside-toplevel
+  source = catalog.lookup("tf_keras." + name)
+  options = {**source.every_slot_arguments, "learning_rate": 0.05}
+  data = np.random.default_rng(23).standard_normal((40, 2)).astype(
+      np.float32)
+  model = tf_keras_model()
+  optimizer = source.make_native(**options)
+  apply = lambda grads, variables: optimizer.apply_gradients(
+      zip(grads, variables))
+  model_steps(model, apply, data, K)
+  if saved_by == "save_weights":
+    model.optimizer = optimizer
+    model.save_weights(str(tmp_path / "weights"))
+    saved = str(tmp_path / "weights")
+  else:
+    saved = tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+        str(tmp_path / "run"))
+  expected = model_steps(model, apply, data[4 * K:], N)
+
+  def continued(fresh):
+    target = keras3_model(f"from_tf_keras_{name}_{fresh}")
+    make = getattr(keras.optimizers, source.class_name)
+    keras_optimizer = make(**options)
+    checkpoints.restore(saved, target, keras_optimizer)
+    assert int(keras_optimizer.iterations) == K
+    if fresh:
+      keras_optimizer = make(**options)
+    return model_steps(target, keras_optimizer.apply, data[4 * K:], N)
+
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name="Keras 3 after restore",
+                               expected_name="tf_keras")
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)
+
+
 def test_a_tf1_saver_file_restores_into_keras3(tmp_path):
   """A TF1 program's Adam (tf.compat.v1.layers) into Keras 3's Adam: the
   names map by path without the model's name, `global_step` is the count,
@@ -976,21 +1023,23 @@ KERAS3_HOSTED_CASES = [d.name for d in catalog.CATALOG
                        if d.generation in (catalog.TF1, catalog.ADDONS)]
 
 
-def port_model_steps(model, transform, params, state, data):
-  """N port steps on `model`'s gradients (its variables take the params)."""
+def port_model_steps(model, transform, params, state, data, names=None):
+  """N port steps on `model`'s gradients (its variables take the params,
+  keyed by `names`, by default the variables' paths)."""
   variables = model.trainable_variables
+  names = names or [v.path for v in variables]
   trajectory = []
   for step in range(N):
-    for variable in variables:
-      variable.assign(params[variable.path])
+    for variable, name in zip(variables, names):
+      variable.assign(params[name])
     inputs = data[4 * step:4 * step + 4]
     with tf.GradientTape() as tape:
       loss = tf.reduce_mean((model(inputs) - inputs[:, :1]) ** 2)
     grads = tape.gradient(loss, variables)
     updates, state = transform.update(
-        {v.path: g.numpy() for v, g in zip(variables, grads)}, state, params)
+        {name: g.numpy() for name, g in zip(names, grads)}, state, params)
     params = optax.apply_updates(params, updates)
-    trajectory.append([np.asarray(params[v.path]) for v in variables])
+    trajectory.append([np.asarray(params[name]) for name in names])
   return trajectory, params, state
 
 
@@ -1179,6 +1228,95 @@ def test_a_keras3_optimizer_in_a_tf_checkpoint_continues_in_jax_and_back(
   with pytest.raises(ValueError, match="holds a Keras 3 optimizer, which "
                      "keeps its variables by position: pass the model"):
     checkpoints.read(saved, transform)
+
+
+def tf_keras_model():
+  """keras3_model's model and start, in tf_keras."""
+  model = tf_keras.Sequential([tf_keras.Input((2,)),
+                               tf_keras.layers.Dense(3),
+                               tf_keras.layers.Dense(1)])
+  model.set_weights(keras3_model("tf_keras_start").get_weights())
+  return model
+
+
+TF_KERAS_CASES = [d.name for d in catalog.CATALOG
+                  if d.generation == catalog.TF_KERAS]
+
+
+@pytest.mark.parametrize("name", TF_KERAS_CASES)
+def test_a_tf_keras_optimizer_checkpoint_continues_in_jax_and_back(
+    name, tmp_path):
+  """tf_keras's 2.11+ optimizers (`tf_keras.optimizers.Adam`, ...), which
+  keep their variables by position, in `tf.train.Checkpoint(model=...,
+  optimizer=...)` files (`model.save_weights` for Adam: the model at the
+  root): `read` with the tf_keras model gives the params by object path
+  (`model/layer_with_weights-0/kernel`) and the port's state, which
+  continues as tf_keras does; `write` makes the file tf_keras restores and
+  continues the port's trajectory from; the state reset (a control)
+  parts."""
+  declaration = catalog.lookup(name)
+  options = {**declaration.every_slot_arguments, **ARGUMENTS.get(
+      name.partition(".")[2], {})}
+  if name in ("tf_keras.adadelta",):
+    options["learning_rate"] = 1.0
+  data = np.random.default_rng(21).standard_normal((40, 2)).astype(
+      np.float32)
+
+  def apply_with(optimizer):
+    return lambda grads, variables: optimizer.apply_gradients(
+        zip(grads, variables))
+
+  model = tf_keras_model()
+  optimizer = declaration.make_native(**options)
+  model_steps(model, apply_with(optimizer), data, K)
+  if name == "tf_keras.adam":
+    model.optimizer = optimizer
+    model.save_weights(str(tmp_path / "weights"))
+    saved, prefix = str(tmp_path / "weights"), ""
+  else:
+    saved = tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+        str(tmp_path / "run"))
+    prefix = "model/"
+  expected = model_steps(model, apply_with(optimizer), data[4 * K:], N)
+  later = model_steps(model, apply_with(optimizer), data[4 * (K + N):], N)
+
+  reader = tf_keras_model()
+  transform = declaration.make_port(**options)
+  params, state = checkpoints.read(saved, transform, model=reader)
+  names = [f"{prefix}layer_with_weights-{i}/{w}" for i in (0, 1)
+           for w in ("kernel", "bias")]
+  assert sorted(params) == sorted(names) and int(state.iterations) == K
+  continued, params, state = port_model_steps(reader, transform, params,
+                                              state, data[4 * K:], names)
+  testing.compare_trajectories(continued, [s[:4] for s in expected],
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="port from the tf_keras file")
+  fresh, _, _ = port_model_steps(tf_keras_model(), transform,
+                                 *checkpoints.read(saved, transform,
+                                                   model=tf_keras_model())[:1],
+                                 transform.init(params), data[4 * K:], names)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(fresh, [s[:4] for s in expected],
+                                 rtol=1e-5, atol=1e-6)
+  checkpoints.write(str(tmp_path / "back"), params, state, transform,
+                    like=saved, model=reader)
+  loaded_model = tf_keras_model()
+  loaded = declaration.make_native(**options)
+  loaded.build(loaded_model.trainable_variables)
+  root = ({"model": loaded_model} if prefix else
+          {"layer_with_weights-0": loaded_model.layers[0],
+           "layer_with_weights-1": loaded_model.layers[1]})
+  tf.train.Checkpoint(optimizer=loaded, **root).read(
+      str(tmp_path / "back")).expect_partial()
+  if name == "tf_keras.nadam":
+    # tf_keras's Nadam counts its momentum product's updates in Python,
+    # which no file holds: restored from any checkpoint (its own too) it
+    # multiplies the product again until that count catches up. Set as the
+    # uninterrupted optimizer has it.
+    loaded._u_product_counter = K + N + 1  # pylint: disable=protected-access
+  testing.compare_trajectories(
+      model_steps(loaded_model, apply_with(loaded), data[4 * (K + N):], N),
+      later, rtol=1e-5, atol=1e-6, actual_name="tf_keras from the port's file")
 
 
 def test_a_count_the_file_lacks_is_refused_where_the_step_reads_it(

@@ -12,10 +12,12 @@ hyperparameters (`jaxopt_port.tf1.adam(...)` for `AdamOptimizer`,
 `CheckpointManager`, tf_keras `save_weights`/`ModelCheckpoint`: slots under
 `.OPTIMIZER_SLOT`) and Keras 3 files (`.weights.h5`, `.keras`: optimizer
 variables by position, read and written with the model, `model=`; so is a
-Keras 3 optimizer in a TF2 checkpoint). `params` holds every floating-point
+Keras 3 or tf_keras 2.11+ optimizer in a TF2 checkpoint, with a Keras 3 or
+tf_keras model). `params` holds every floating-point
 variable of the file outside the optimizer, by the file's key: TF1 the
 variable's name (`dense/kernel`), TF2 its object path
-(`model/layer_with_weights-0/kernel`), Keras 3 its `path`.
+(`model/layer_with_weights-0/kernel`; a tf_keras model's in a file of a
+tf_keras 2.11+ optimizer too), Keras 3 its `path`.
 A variable the optimizer has no slots for yet (it never had a gradient) gets
 the transform's fresh ones, as the native optimizer would make them.
 
@@ -31,8 +33,9 @@ wraps are one state: its port's (`jaxopt_port.addons.lookahead(
 jaxopt_port.legacy.adam(...))`), the wrapper's slots in its fields, the
 inner optimizer's in its `inner_state`.
 
-`restore(path, model, optimizer)` puts a tf_keras or TF1 checkpoint into a
-Keras 3 model and optimizer, which Keras 3 itself refuses to do.
+`restore(path, model, optimizer)` puts a tf_keras (legacy or 2.11+) or TF1
+checkpoint into a Keras 3 model and optimizer, which Keras 3 itself refuses
+to do.
 
 The JAX side keeps a run as an orbax directory (`write_orbax`, which `read`
 reads too), and `write_tf1` makes a TF1 Saver file of a TF1 optimizer's

@@ -2,7 +2,11 @@
 object-based checkpoints: the optimizer's variables by position
 (`optimizer/vars/<i>`; `<optimizer>/_variables/<i>`, in `optimizer.variables`
 order), the model's by Keras's own traversal of the model (or as the
-optimizer's `_trainable_variables`); so reading one takes the model."""
+optimizer's `_trainable_variables`); so reading one takes the model.
+tf_keras's 2.11+ optimizers (`tf_keras.optimizers.Adam`, ...) keep theirs by
+position too, in TF2 checkpoints (`tf.train.Checkpoint`, `save_weights`,
+`ModelCheckpoint`): read with the tf_keras model, whose variables the file
+keys by their object paths (`model/layer_with_weights-0/kernel`)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import importlib
 import io
 import itertools
 import os
+import sys
 import tempfile
 import zipfile
 from typing import Any, Iterable, Iterator, Mapping
@@ -50,7 +55,8 @@ def object_owner(keys: Iterable[str]) -> str | None:
   return owners.pop() if len(owners) == 1 else None
 
 
-def _object_count(keys: Iterable[str], owner: str) -> int:
+def object_count(keys: Iterable[str], owner: str) -> int:
+  """How many variables the optimizer at `owner` keeps (its count first)."""
   prefix = f"{owner}/_variables/"
   return 1 + max((int(key[len(prefix):].split("/")[0]) for key in keys
                   if key.startswith(prefix)), default=1)
@@ -60,16 +66,25 @@ def read_object(path: str, keys: Iterable[str], owner: str,
                 transform: Any, model: Any
                 ) -> tuple[dict[str, np.ndarray], Any]:
   """`read` of a TF2 object-based checkpoint holding a Keras 3 optimizer
-  (`tf.train.Checkpoint(optimizer=...)` on the TensorFlow backend): it
-  restores into a Keras 3 optimizer built for `model`, which tracks the
-  model's trainable variables too."""
+  (`tf.train.Checkpoint(optimizer=...)` on the TensorFlow backend), which
+  restores into a Keras 3 optimizer built for `model` (it tracks the
+  model's trainable variables too), or a tf_keras 2.11+ one, restored into
+  the native class built for the tf_keras `model`, whose variables are
+  loaded from their object paths."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   _require(model, path)
+  keys = list(keys)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(
-      transform, variables, _object_count(keys, owner), path)
+      transform, variables, object_count(keys, owner), path,
+      _generation_of(model))
   tf.train.Checkpoint(**{owner: optimizer}).read(path).expect_partial()
-  return _port_state(optimizer, declaration, variables, transform)
+  names = _variable_keys(model, variables, keys, path)
+  if _generation_of(model) == catalog.TF_KERAS:
+    reader = tf.train.load_checkpoint(path)
+    for variable, name in zip(variables, names):
+      variable.assign(reader.get_tensor(name + VALUE))
+  return _port_state(optimizer, declaration, variables, transform, names)
 
 
 def write_object(path: str, params: Mapping[str, Any], state: Any,
@@ -82,16 +97,21 @@ def write_object(path: str, params: Mapping[str, Any], state: Any,
   _require(model, like)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(
-      transform, variables, _object_count(tensors, owner), like)
+      transform, variables, object_count(tensors, owner), like,
+      _generation_of(model))
   checkpoint = tf.train.Checkpoint(**{owner: optimizer})
   checkpoint.read(like).expect_partial()
-  _take(optimizer, declaration, variables, params, state)
+  names = _variable_keys(model, variables, tensors, like)
+  _take(optimizer, declaration, variables, params, state, names)
   with tempfile.TemporaryDirectory() as scratch:
     written = _bundle.read_bundle(checkpoint.write(
         os.path.join(scratch, "checkpoint")))
   for key, value in written.items():
     if key in tensors and key != _bundle.OBJECT_GRAPH:
       tensors[key] = value
+  if _generation_of(model) == catalog.TF_KERAS:
+    for variable, name in zip(variables, names):
+      tensors[name + VALUE] = np.asarray(variable.numpy())
   return tensors
 
 
@@ -102,14 +122,64 @@ def _require(model: Any, path: str) -> None:
         "position: pass the model it was saved from as model=.")
 
 
+VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _generation_of(model: Any) -> str:
+  """tf_keras's 2.11+ generation for a tf_keras model, else Keras 3's."""
+  tf_keras = sys.modules.get("tf_keras")
+  if tf_keras is not None and isinstance(model, tf_keras.Model):
+    return catalog.TF_KERAS
+  return catalog.KERAS
+
+
+def _variable_keys(model: Any, variables: list[Any], keys: Iterable[str],
+                   path: str) -> list[str]:
+  """The params' keys of `variables`: a Keras 3 model's `path`s; for a
+  tf_keras model, each variable's object path in the file (TensorFlow's
+  breadth-first paths from the model, under the file's own prefix for it:
+  `model/` of `tf.train.Checkpoint(model=...)`, none for `save_weights`)."""
+  if _generation_of(model) != catalog.TF_KERAS:
+    return [v.path for v in variables]
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  stored = {key[:-len(VALUE)] for key in keys if key.endswith(VALUE)}
+  paths: dict[int, list[str]] = {}
+  view = tf.train.TrackableView(model)
+  queue, seen = [(model, "")], {id(model)}
+  while queue:
+    parent, prefix = queue.pop(0)
+    for name, child in view.children(parent).items():
+      if isinstance(child, tf.Variable):
+        paths.setdefault(id(child), []).append(prefix + name)
+      elif id(child) not in seen:
+        seen.add(id(child))
+        queue.append((child, f"{prefix}{name}/"))
+  candidates = [paths.get(id(v), []) for v in variables]
+  roots = {key[:-len(found)] for found in candidates[0] for key in stored
+           if key.endswith(found)} if candidates and candidates[0] else set()
+  for root in sorted(roots, key=len):
+    names = [next((root + found for found in options
+                   if root + found in stored), None) for options in candidates]
+    if None not in names:
+      return names
+  raise ValueError(
+      f"{path!r} holds none of the tf_keras model's variables where "
+      "TensorFlow would save them (by object path, as "
+      "`tf.train.Checkpoint(model=model)` or `model.save_weights` does): "
+      "was it saved from another model?")
+
+
 def _port_state(optimizer: Any, declaration: catalog.Declaration,
-                variables: list[Any], transform: Any
+                variables: list[Any], transform: Any,
+                names: list[str] | None = None
                 ) -> tuple[dict[str, np.ndarray], Any]:
-  """The params by path and the port's state, from a Keras 3 optimizer."""
+  """The params by key (`names`; by default the variables' paths) and the
+  port's state, from a Keras 3 or tf_keras 2.11+ optimizer."""
+  names = names or [v.path for v in variables]
   by_index = _state.state_of(optimizer, variables, declaration)
-  params = {v.path: np.asarray(v.numpy()) for v in variables}
+  params = {name: np.asarray(v.numpy()) for name, v in zip(names, variables)}
   state = transform.init(params)
-  position = {v.path: i for i, v in enumerate(variables)}
+  position = {name: i for i, name in enumerate(names)}
   flat = {_address(p, position): leaf for p, leaf
           in jax.tree_util.tree_flatten_with_path(by_index)[0]}
   leaves = [jnp.asarray(flat[_address(p, position)], jnp.asarray(leaf).dtype)
@@ -155,11 +225,12 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
 
 
 def _take(optimizer: Any, declaration: catalog.Declaration,
-          variables: list[Any], params: Mapping[str, Any], state: Any
-          ) -> None:
-  """The model's variables take `params`, the optimizer's `state`."""
-  paths = [v.path for v in variables]
-  for variable, value in zip(variables, _fitting(variables, params)):
+          variables: list[Any], params: Mapping[str, Any], state: Any,
+          names: list[str] | None = None) -> None:
+  """The model's variables take `params` (by key: `names`, by default the
+  variables' paths), the optimizer's `state`."""
+  paths = names or [v.path for v in variables]
+  for variable, value in zip(variables, _fitting(variables, params, paths)):
     variable.assign(value)
   by_index = _state.port_of(optimizer, declaration).init(
       [np.asarray(v.numpy()) for v in variables])
@@ -173,14 +244,16 @@ def _take(optimizer: Any, declaration: catalog.Declaration,
                       declaration)
 
 
-def _fitting(variables: list[Any], params: Mapping[str, Any]
-             ) -> list[np.ndarray]:
-  """`params` in the variables' order and dtypes, refused by name unless
-  they are the variables' and each has its variable's shape."""
-  _keys.same_names([v.path for v in variables], params,
-                   "the model (its trainable variables)")
-  return [_keys.fitted(params[v.path], v, f"params[{v.path!r}]",
-                       "the model's variable has shape") for v in variables]
+def _fitting(variables: list[Any], params: Mapping[str, Any],
+             names: list[str] | None = None) -> list[np.ndarray]:
+  """`params` in the variables' order and dtypes (by key: `names`, by
+  default the variables' paths), refused by name unless they are the
+  variables' and each has its variable's shape."""
+  names = names or [v.path for v in variables]
+  _keys.same_names(names, params, "the model (its trainable variables)")
+  return [_keys.fitted(params[name], v, f"params[{name!r}]",
+                       "the model's variable has shape")
+          for name, v in zip(names, variables)]
 
 
 def _assign(optimizer: Any, stored: list[np.ndarray], path: str) -> None:
@@ -228,28 +301,28 @@ def _weights_h5(path: str) -> Iterator[Any]:
 
 
 def _optimizer_like(transform: Any, variables: list[Any], count: int,
-                    path: str) -> tuple[Any, catalog.Declaration]:
+                    path: str, generation: str = catalog.KERAS
+                    ) -> tuple[Any, catalog.Declaration]:
   """A Keras 3 optimizer keeping the transform's slots, built for
   `variables` with `count` variables: the native class, or the bridged one
   where Keras has none on TensorFlow (the classics, ScheduleFreeAdamW,
   TF1's and TF Addons' classes on Keras 3), whose variables are laid out
-  as native's."""
+  as native's; with `generation` TF_KERAS, tf_keras's 2.11+ native class."""
   probe = {"v": jnp.zeros(1)}
   wanted = transform.init(probe)
   for declaration in catalog.CATALOG:
-    if declaration.generation == catalog.LEGACY:
+    if declaration.generation == catalog.LEGACY or (
+        (declaration.generation == catalog.TF_KERAS)
+        != (generation == catalog.TF_KERAS)):
       continue
-    flags = declaration.every_slot_arguments
-    for names in itertools.chain.from_iterable(
-        itertools.combinations(flags, n) for n in range(len(flags) + 1)):
-      arguments = {**declaration.required,
-                   **{name: flags[name] for name in names}}
+    for arguments in _flag_combinations(declaration):
       port_state = declaration.make_port(**arguments).init(probe)
       if (type(getattr(port_state, "slots", None))
           is not type(getattr(wanted, "slots", None))
           or _keys.Expected.of(port_state) != _keys.Expected.of(wanted)):
         continue
-      if (declaration.generation == catalog.KERAS and declaration.has_native
+      if declaration.generation == catalog.TF_KERAS or (
+          declaration.generation == catalog.KERAS and declaration.has_native
           and declaration.native_backend == "tensorflow"):
         optimizer = declaration.make_native(**arguments)
       else:
@@ -265,6 +338,34 @@ def _optimizer_like(transform: Any, variables: list[Any], count: int,
           f"this model's {len(variables)} trainable variables: was it saved "
           "from another model or optimizer?")
   raise ValueError(
-      "The transform is not the port of a Keras 3 optimizer "
+      "The transform is not the port of a Keras 3 or tf_keras optimizer "
       "(jaxopt_port.adam(...), jaxopt_port.momentum_sgd(...), ...), which "
       "Keras 3 files are written by.")
+
+
+def _flag_combinations(declaration: catalog.Declaration
+                       ) -> Iterator[dict[str, Any]]:
+  """The declaration's required arguments with each combination of the
+  flags that add slots (`every_slot_arguments`), none first."""
+  flags = declaration.every_slot_arguments
+  for names in itertools.chain.from_iterable(
+      itertools.combinations(flags, n) for n in range(len(flags) + 1)):
+    yield {**declaration.required, **{name: flags[name] for name in names}}
+
+
+def native_like(declaration: catalog.Declaration, variables: list[Any],
+                count: int, path: str) -> Any:
+  """`declaration`'s native class built for `variables`, with the flags
+  that make it keep `count` variables."""
+  kept = []
+  for arguments in _flag_combinations(declaration):
+    optimizer = declaration.make_native(**arguments)
+    optimizer.build(variables)
+    if len(optimizer.variables) == count:
+      return optimizer
+    kept.append(len(optimizer.variables))
+  raise ValueError(
+      f"{path!r} holds {count} optimizer variables, and "
+      f"{declaration.native_path} keeps {' or '.join(map(str, kept))} for "
+      f"this model's {len(variables)} trainable variables: was it saved "
+      "from another model or optimizer?")

@@ -1,8 +1,10 @@
 """A checkpoint of another generation into a Keras 3 model and optimizer.
 
 Keras 3 refuses tf_keras's checkpoints ("You are trying to restore a
-checkpoint from a legacy Keras optimizer into a v2.11+ Optimizer") and reads
-no TF1 Saver file. `restore` maps the file's variables to the model's and
+checkpoint from a legacy Keras optimizer into a v2.11+ Optimizer"), reads
+no TF1 Saver file, and no TF checkpoint of a tf_keras 2.11+ optimizer into
+its own optimizers (their variables are by position: they are read through
+tf_keras's native class instead). `restore` maps the file's variables to the model's and
 the slots of the optimizer that wrote it to the Keras 3 optimizer's, for the
 algorithms whose state means the same in both (the catalog's `same_state`:
 legacy Adam's `m` is Keras 3 Adam's `momentum`, TF1 Adam's `global_step` its
@@ -17,15 +19,16 @@ from typing import Any, Mapping
 import jax.numpy as jnp
 import numpy as np
 
-from tf_bridge import catalog
-from tf_bridge.checkpoints import _bundle, _keys
+from tf_bridge import _state, catalog
+from tf_bridge.checkpoints import _bundle, _keras3, _keys
 
 _LAYER_WEIGHT = re.compile(r"(?:^|/)layer_with_weights-(\d+)/([^/]+)$")
 
 
 def restore(path: str, model: Any, optimizer: Any, *,
             assignment_map: Mapping[str, str] | None = None) -> None:
-  """Restores a tf_keras (legacy optimizer) or TF1 Saver checkpoint into a
+  """Restores a tf_keras checkpoint (of a legacy optimizer, or of a 2.11+
+  one: `tf_keras.optimizers.Adam`, ...) or a TF1 Saver checkpoint into a
   Keras 3 `model` and its `optimizer` (native or bridged), which then
   continue the run.
 
@@ -44,6 +47,15 @@ def restore(path: str, model: Any, optimizer: Any, *,
   """
   target = _target(optimizer)
   tensors = _bundle.read_bundle(path)
+  owner = _keras3.object_owner(tensors)
+  if owner is not None:
+    _restore_positional(path, tensors, owner, model, optimizer, target,
+                        assignment_map)
+    return
+  if not target.same_state:
+    raise ValueError(
+        f"No optimizer of another generation keeps the state of Keras 3's "
+        f"{target.class_name}: nothing to restore it from.")
   source, keys = _source(tensors, target, path)
   if keys.counter is None and _keys.reads_the_count(target.make_port()):
     raise ValueError(
@@ -94,6 +106,46 @@ def restore(path: str, model: Any, optimizer: Any, *,
     optimizer.iterations.assign(int(tensors[keys.counter]))
 
 
+def _restore_positional(path: str, tensors: Mapping[str, np.ndarray],
+                        owner: str, model: Any, optimizer: Any,
+                        target: catalog.Declaration,
+                        assignment_map: Mapping[str, str] | None) -> None:
+  """`restore` of a TF2 checkpoint of a tf_keras 2.11+ optimizer (its
+  variables by position, in the order of the model's trainable variables
+  it was built for): read into tf_keras's native twin of the target's
+  algorithm, built for stand-ins of the Keras 3 model's trainable
+  variables, and put into the Keras 3 optimizer through the port's state
+  (the two generations' states mean the same: `jaxopt_port.tf_keras`
+  reuses Keras 3's steps)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  name = "tf_keras." + target.name
+  if name not in {d.name for d in catalog.CATALOG}:
+    raise ValueError(
+        f"{path!r} holds a tf_keras 2.11+ optimizer, and tf_keras has no "
+        f"twin of Keras 3's {target.class_name} to read it with.")
+  source = catalog.lookup(name)
+  weights = list(model.weights)
+  matched = _match(
+      {key[:-len(_keras3.VALUE)]: key for key in tensors
+       if key.endswith(_keras3.VALUE) and not key.startswith(owner + "/")},
+      weights, model, assignment_map, path)
+  assignments = [(weights[index], _checked(tensors, key + _keras3.VALUE,
+                                            weights[index], path))
+                 for index, key in matched.items()]
+  trainable = list(model.trainable_variables)
+  stand_ins = [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=True)
+               for v in trainable]
+  native = _keras3.native_like(source, stand_ins,
+                               _keras3.object_count(tensors, owner), path)
+  tf.train.Checkpoint(**{owner: native}).read(path).expect_partial()
+  state = _state.state_of(native, stand_ins, source)
+  for variable, value in assignments:
+    variable.assign(value)
+  if not optimizer.built:
+    optimizer.build(trainable)
+  _state.assign_state(state, optimizer, trainable, target)
+
+
 def _target(optimizer: Any) -> catalog.Declaration:
   import keras  # pylint: disable=import-outside-toplevel
   declaration = getattr(type(optimizer), "declaration", None)
@@ -107,10 +159,6 @@ def _target(optimizer: Any) -> catalog.Declaration:
         f"{type(optimizer).__name__} is not a Keras 3 optimizer of the "
         "catalog: restore takes a Keras 3 one (keras.optimizers.Adam, "
         "tf_bridge.Adam, ...).")
-  if not declaration.same_state:
-    raise ValueError(
-        f"No optimizer of another generation keeps the state of Keras 3's "
-        f"{declaration.class_name}: nothing to restore it from.")
   return declaration
 
 
