@@ -12,6 +12,7 @@ a graph and session. K steps, a file, N steps more.
 
 import importlib
 import inspect
+import json
 import os
 import re
 import warnings
@@ -1392,3 +1393,51 @@ def test_the_command_carries_a_keras3_file_through_jax_and_back(
   testing.compare_trajectories(
       model_steps(loaded, loaded_optimizer.apply, data[4 * K:], N), expected,
       rtol=1e-5, atol=1e-6, actual_name="Keras 3 through the command")
+
+
+def test_the_command_carries_a_tf_keras_2_11_file_through_jax_and_back(
+    tmp_path, monkeypatch, capsys):
+  """A tf_keras 2.11+ optimizer's `tf.train.Checkpoint` file: `inspect`
+  lists its variables by position and its count; `convert` with `--model`
+  (the tf_keras model) takes it to orbax and back into the program's keys
+  (`--like`), which tf_keras restores and continues from."""
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  monkeypatch.chdir(tmp_path)
+  (tmp_path / "cli_tf_keras_models.py").write_text(
+      "import tf_keras\n"
+      "def build():\n"
+      "  return tf_keras.Sequential([tf_keras.Input((2,)), "
+      "tf_keras.layers.Dense(3), tf_keras.layers.Dense(1)])\n")
+  declaration = catalog.lookup("tf_keras.rmsprop")
+  options = {"learning_rate": 0.05, "momentum": 0.5, "centered": True}
+  data = np.random.default_rng(16).standard_normal((40, 2)).astype(
+      np.float32)
+  model = tf_keras_model()
+  optimizer = declaration.make_native(**options)
+  apply = lambda grads, variables: optimizer.apply_gradients(
+      zip(grads, variables))
+  model_steps(model, apply, data, K)
+  saved = tf.train.Checkpoint(model=model, optimizer=optimizer).write("run")
+  expected = model_steps(model, apply, data[4 * K:], N)
+  assert command.main(["inspect", saved]) == 0
+  listed = capsys.readouterr().out
+  assert ("optimizer at 'optimizer' keeps its 13 variables by position"
+          in listed)  # The count, 4 x (rms, momentum, average gradient).
+  assert "  model/layer_with_weights-0/kernel [2, 3] float32" in listed
+  assert "  12: [1] float32" in listed and f"iterations = {K}" in listed
+  flags = ["--optimizer", "tf_keras.rmsprop", "--arguments",
+           json.dumps(options), "--model", "cli_tf_keras_models:build"]
+  assert command.main(["convert", saved, "jax", *flags, "--to",
+                       "orbax"]) == 0
+  assert command.main(["convert", "jax", "back", *flags, "--to", "legacy",
+                       "--like", saved]) == 0
+  loaded_model = tf_keras_model()
+  loaded = declaration.make_native(**options)
+  loaded.build(loaded_model.trainable_variables)
+  tf.train.Checkpoint(model=loaded_model, optimizer=loaded).read(
+      "back").expect_partial()
+  assert int(loaded.iterations) == K
+  testing.compare_trajectories(
+      model_steps(loaded_model, lambda g, v: loaded.apply_gradients(
+          zip(g, v)), data[4 * K:], N), expected, rtol=1e-5, atol=1e-6,
+      actual_name="tf_keras through the command")

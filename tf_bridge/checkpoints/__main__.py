@@ -7,7 +7,8 @@
 
 `inspect` lists a TF1 or TF2 checkpoint's variables, the slots the
 optimizer keeps for each, its counters and other variables, and the
-optimizers its slots point to. `convert` reads SRC (a TF1 or TF2 checkpoint,
+optimizers its slots point to (of a Keras 3 or tf_keras 2.11+ optimizer,
+which keeps its variables by position, their shapes by position). `convert` reads SRC (a TF1 or TF2 checkpoint,
 or an orbax directory this command wrote) with the port NAME (a parity-
 command name: `tf1.adam`, `legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
@@ -16,7 +17,8 @@ that file's keys) or a TF2 object-based one in the keys of `--like` (the
 program's own checkpoint, whose object graph it restores by), or a Keras 3
 `.weights.h5` laid out as `--like` for the model `--model MODULE:FUNCTION`
 returns (Keras 3 files keep their variables by position; the model reads
-them too).
+them too; so does a TF2 checkpoint of a Keras 3 or tf_keras 2.11+
+optimizer, with its Keras 3 or tf_keras model).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def listing(path: str, optimizer: str | None = None) -> str:
   several (a GAN's)."""
   tensors = _bundle.read_bundle(path)
   lines = [f"checkpoint: {_bundle.checkpoint_prefix(path)}"]
+  owner = _keras3.object_owner(tensors)
+  if owner is not None:
+    return "\n".join(lines + _positional_listing(tensors, owner))
   if _keys.dialect_of(tensors) == _keys.TF2:
     optimizers = _keys.tf2_optimizers(tensors)
     if optimizer is None and len(optimizers) > 1:
@@ -87,6 +92,32 @@ def listing(path: str, optimizer: str | None = None) -> str:
       lines += [f"  {name} = {np.asarray(tensors[key]).tolist()}"
                 for name, key in sorted(entries.items())]
   return "\n".join(lines)
+
+
+def _positional_listing(tensors, owner):
+  """`inspect`'s lines for a TF2 checkpoint of a Keras 3 or tf_keras 2.11+
+  optimizer, which keeps its variables by position (the model says whose
+  slot each is)."""
+  prefix, value = f"{owner}/", _keras3.VALUE
+  stored = sorted(key[:-len(value)] for key in tensors if key.endswith(value))
+  by_position = sorted(
+      (int(key[len(prefix + "_variables/"):]), key) for key in stored
+      if key.startswith(prefix + "_variables/"))
+  lines = [f"dialect: TF2 object-based; optimizer at {owner!r} keeps its "
+           f"{_keras3.object_count(tensors, owner)} variables by position (a "
+           "Keras 3 or tf_keras 2.11+ optimizer: read and convert it with "
+           "its model, `model=`, `--model`)", "variables:"]
+  lines += [f"  {key} {list(tensors[key + value].shape)} "
+            f"{tensors[key + value].dtype}" for key in stored
+            if not key.startswith(prefix)
+            and np.issubdtype(tensors[key + value].dtype, np.inexact)]
+  lines.append("optimizer's variables, by position:")
+  lines += [f"  {index}: {list(tensors[key + value].shape)} "
+            f"{tensors[key + value].dtype}" for index, key in by_position]
+  iterations = tensors.get(prefix + "_iterations" + value)
+  if iterations is not None:
+    lines += ["counters:", f"  iterations = {np.asarray(iterations).tolist()}"]
+  return lines
 
 
 def _model(reference: str):
@@ -139,8 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "state are kept (required with --to legacy and "
                        "keras3)")
   convert.add_argument("--model", metavar="MODULE:FUNCTION",
-                       help="for Keras 3 files: a function returning the "
-                       "Keras 3 model they are for")
+                       help="for Keras 3 files and TF2 checkpoints of Keras "
+                       "3 or tf_keras 2.11+ optimizers: a function returning "
+                       "the model they are for")
   convert.add_argument("--object", metavar="PATH",
                        help="for a TF2 checkpoint of several optimizers (a "
                        "GAN's): the object path of the one to convert, as "
