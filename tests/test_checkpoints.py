@@ -901,6 +901,25 @@ def test_a_tf_keras_2_11_checkpoint_restores_into_keras3(name, saved_by,
                                  atol=1e-6)
 
 
+def test_a_keras3_optimizers_own_checkpoint_is_left_to_keras3(tmp_path):
+  """`restore` is for other generations: a TF2 checkpoint of a Keras 3
+  optimizer (it tracks the model's variables) is refused, saying Keras 3
+  restores it itself; `inspect` names its writer."""
+  import keras  # pylint: disable=import-outside-toplevel
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  model = keras3_model("keras3_own")
+  optimizer = keras.optimizers.Adam(0.1)
+  optimizer.build(model.trainable_variables)
+  saved = tf.train.Checkpoint(optimizer=optimizer).write(
+      str(tmp_path / "own"))
+  with pytest.raises(ValueError, match="holds a Keras 3 optimizer, of the "
+                     "same generation: Keras 3 restores it itself"):
+    checkpoints.restore(saved, keras3_model("keras3_own_target"),
+                        keras.optimizers.Adam(0.1))
+  assert "(a Keras 3 optimizer: read and convert it with its model" in (
+      command.listing(saved))
+
+
 def test_a_tf1_saver_file_restores_into_keras3(tmp_path):
   """A TF1 program's Adam (tf.compat.v1.layers) into Keras 3's Adam: the
   names map by path without the model's name, `global_step` is the count,
@@ -1421,8 +1440,8 @@ def test_the_command_carries_a_tf_keras_2_11_file_through_jax_and_back(
   expected = model_steps(model, apply, data[4 * K:], N)
   assert command.main(["inspect", saved]) == 0
   listed = capsys.readouterr().out
-  assert ("optimizer at 'optimizer' keeps its 13 variables by position"
-          in listed)  # The count, 4 x (rms, momentum, average gradient).
+  assert ("optimizer at 'optimizer' keeps its 13 variables by position (a "
+          "tf_keras 2.11+ optimizer" in listed)  # The count, 4 x 3 slots.
   assert "  model/layer_with_weights-0/kernel [2, 3] float32" in listed
   assert "  12: [1] float32" in listed and f"iterations = {K}" in listed
   flags = ["--optimizer", "tf_keras.rmsprop", "--arguments",

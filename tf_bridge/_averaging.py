@@ -74,6 +74,8 @@ class MovingAverageWeights(AveragedOptimizer):
   """TFA MovingAverage's `num_updates` types, `shadow_copy`,
   `has_shadow_copy` and `swap_weights`, on the averages the fused step
   keeps."""
+  _swap_outside_a_strategy = ("Swapping weights must occur under a "
+                              "tf.distribute.Strategy")
 
   @classmethod
   def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],
@@ -83,9 +85,6 @@ class MovingAverageWeights(AveragedOptimizer):
     if "num_updates" in bound:
       bound["num_updates"] = tfa_num_updates(bound["num_updates"])
     return bound
-
-  _swap_outside_a_strategy = ("Swapping weights must occur under a "
-                              "tf.distribute.Strategy")
 
   def shadow_copy(self, model_weights: Sequence[Any]) -> None:
     """Creates the averages of `model_weights` before any step, at zero as
@@ -129,7 +128,6 @@ class MovingAverageWeights(AveragedOptimizer):
     return tf.distribute.get_strategy().run(
         tf.function(lambda: tf.distribute.get_replica_context().merge_call(
             swap)))
-
 
 
 def garden_start_step(value: Any) -> Any:

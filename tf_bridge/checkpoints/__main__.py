@@ -103,10 +103,12 @@ def _positional_listing(tensors, owner):
   by_position = sorted(
       (int(key[len(prefix + "_variables/"):]), key) for key in stored
       if key.startswith(prefix + "_variables/"))
+  writer = ("Keras 3" if _keras3.writer_generation(tensors, owner)
+            == catalog.KERAS else "tf_keras 2.11+")
   lines = [f"dialect: TF2 object-based; optimizer at {owner!r} keeps its "
            f"{_keras3.object_count(tensors, owner)} variables by position (a "
-           "Keras 3 or tf_keras 2.11+ optimizer: read and convert it with "
-           "its model, `model=`, `--model`)", "variables:"]
+           f"{writer} optimizer: read and convert it with its model, "
+           "`model=`, `--model`)", "variables:"]
   lines += [f"  {key} {list(tensors[key + value].shape)} "
             f"{tensors[key + value].dtype}" for key in stored
             if not key.startswith(prefix)

@@ -55,6 +55,15 @@ def object_owner(keys: Iterable[str]) -> str | None:
   return owners.pop() if len(owners) == 1 else None
 
 
+def writer_generation(keys: Iterable[str], owner: str) -> str:
+  """Which generation's optimizer a TF2 checkpoint keeps at `owner`: Keras
+  3's tracks the model's variables (`_trainable_variables`), tf_keras
+  2.11+'s does not."""
+  tracked = f"{owner}/_trainable_variables/"
+  return (catalog.KERAS if any(key.startswith(tracked) for key in keys)
+          else catalog.TF_KERAS)
+
+
 def object_count(keys: Iterable[str], owner: str) -> int:
   """How many variables the optimizer at `owner` keeps (its count first)."""
   prefix = f"{owner}/_variables/"

@@ -4,7 +4,8 @@ Keras 3 refuses tf_keras's checkpoints ("You are trying to restore a
 checkpoint from a legacy Keras optimizer into a v2.11+ Optimizer"), reads
 no TF1 Saver file, and no TF checkpoint of a tf_keras 2.11+ optimizer into
 its own optimizers (their variables are by position: they are read through
-tf_keras's native class instead). `restore` maps the file's variables to the model's and
+tf_keras's native class instead). `restore` maps the file's variables to
+the model's and
 the slots of the optimizer that wrote it to the Keras 3 optimizer's, for the
 algorithms whose state means the same in both (the catalog's `same_state`:
 legacy Adam's `m` is Keras 3 Adam's `momentum`, TF1 Adam's `global_step` its
@@ -118,6 +119,11 @@ def _restore_positional(path: str, tensors: Mapping[str, np.ndarray],
   (the two generations' states mean the same: `jaxopt_port.tf_keras`
   reuses Keras 3's steps)."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if _keras3.writer_generation(tensors, owner) == catalog.KERAS:
+    raise ValueError(
+        f"{path!r} holds a Keras 3 optimizer, of the same generation: Keras "
+        "3 restores it itself (tf.train.Checkpoint(optimizer=optimizer)"
+        ".read(path)).")
   name = "tf_keras." + target.name
   if name not in {d.name for d in catalog.CATALOG}:
     raise ValueError(
@@ -125,13 +131,13 @@ def _restore_positional(path: str, tensors: Mapping[str, np.ndarray],
         f"twin of Keras 3's {target.class_name} to read it with.")
   source = catalog.lookup(name)
   weights = list(model.weights)
-  matched = _match(
-      {key[:-len(_keras3.VALUE)]: key for key in tensors
-       if key.endswith(_keras3.VALUE) and not key.startswith(owner + "/")},
-      weights, model, assignment_map, path)
-  assignments = [(weights[index], _checked(tensors, key + _keras3.VALUE,
+  stored = [key[:-len(_keras3.VALUE)] for key in tensors
+            if key.endswith(_keras3.VALUE) and not key.startswith(owner + "/")]
+  matched = _match(dict(zip(stored, stored)), weights, model, assignment_map,
+                   path)
+  assignments = [(weights[index], _checked(tensors, name + _keras3.VALUE,
                                             weights[index], path))
-                 for index, key in matched.items()]
+                 for index, name in matched.items()]
   trainable = list(model.trainable_variables)
   stand_ins = [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=True)
                for v in trainable]
