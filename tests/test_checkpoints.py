@@ -1460,3 +1460,58 @@ def test_the_command_carries_a_tf_keras_2_11_file_through_jax_and_back(
       model_steps(loaded_model, lambda g, v: loaded.apply_gradients(
           zip(g, v)), data[4 * K:], N), expected, rtol=1e-5, atol=1e-6,
       actual_name="tf_keras through the command")
+
+
+@pytest.mark.parametrize("suffix", [".keras", ".weights.h5"])
+def test_a_tf_keras_2_11_model_file_continues_in_jax_and_back(suffix,
+                                                              tmp_path):
+  """tf_keras's own model files (`model.save("run.keras")`,
+  `save_weights("run.weights.h5")`: optimizer variables by position, as
+  Keras 3's) of a tf_keras 2.11+ optimizer: `read` with the tf_keras model
+  (params by variable name) continues as tf_keras does, a fresh state
+  parts, and `write` gives the `.weights.h5` file tf_keras loads and
+  continues the port's trajectory from."""
+  declaration = catalog.lookup("tf_keras.adam")
+  options = {"learning_rate": 0.1, "amsgrad": True}
+  data = np.random.default_rng(17).standard_normal((40, 2)).astype(
+      np.float32)
+  model = tf_keras_model()
+  optimizer = declaration.make_native(**options)
+  model.compile(optimizer=optimizer, loss="mse")
+  apply = lambda grads, variables: optimizer.apply_gradients(
+      zip(grads, variables))
+  model_steps(model, apply, data, K)
+  saved = str(tmp_path / f"run{suffix}")
+  if suffix == ".keras":
+    model.save(saved)
+  else:
+    model.save_weights(saved)
+  expected = model_steps(model, apply, data[4 * K:], N)
+  later = model_steps(model, apply, data[4 * (K + N):], N)
+
+  reader = tf_keras_model()
+  names = [v.name.partition(":")[0] for v in reader.trainable_variables]
+  transform = declaration.make_port(**options)
+  params, state = checkpoints.read(saved, transform, model=reader)
+  assert sorted(params) == sorted(names) and int(state.iterations) == K
+  continued, params, state = port_model_steps(reader, transform, params,
+                                              state, data[4 * K:], names)
+  testing.compare_trajectories(continued, expected, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the tf_keras file")
+  fresh, _, _ = port_model_steps(reader, transform, *checkpoints.read(
+      saved, transform, model=reader)[:1], transform.init(params),
+                                 data[4 * K:], names)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(fresh, expected, rtol=1e-5, atol=1e-6)
+  checkpoints.write(str(tmp_path / "back.weights.h5"), params, state,
+                    transform, like=saved, model=reader)
+  loaded_model = tf_keras_model()
+  loaded = declaration.make_native(**options)
+  loaded_model.compile(optimizer=loaded, loss="mse")
+  loaded.build(loaded_model.trainable_variables)
+  loaded_model.load_weights(str(tmp_path / "back.weights.h5"))
+  assert int(loaded.iterations) == K + N
+  testing.compare_trajectories(
+      model_steps(loaded_model, lambda g, v: loaded.apply_gradients(
+          zip(g, v)), data[4 * (K + N):], N), later, rtol=1e-5, atol=1e-6,
+      actual_name="tf_keras from the port's file")

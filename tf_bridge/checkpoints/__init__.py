@@ -11,13 +11,14 @@ hyperparameters (`jaxopt_port.tf1.adam(...)` for `AdamOptimizer`,
 `beta1_power`, `global_step`), TF2 object-based ones (`tf.train.Checkpoint`,
 `CheckpointManager`, tf_keras `save_weights`/`ModelCheckpoint`: slots under
 `.OPTIMIZER_SLOT`) and Keras 3 files (`.weights.h5`, `.keras`: optimizer
-variables by position, read and written with the model, `model=`; so is a
-Keras 3 or tf_keras 2.11+ optimizer in a TF2 checkpoint, with a Keras 3 or
-tf_keras model). `params` holds every floating-point
+variables by position, read and written with the model, `model=`; so are
+a Keras 3 or tf_keras 2.11+ optimizer in a TF2 checkpoint, and tf_keras's
+own `.keras` and `.weights.h5` files, with a Keras 3 or tf_keras model). `params` holds every floating-point
 variable of the file outside the optimizer, by the file's key: TF1 the
 variable's name (`dense/kernel`), TF2 its object path
 (`model/layer_with_weights-0/kernel`; a tf_keras model's in a file of a
-tf_keras 2.11+ optimizer too), Keras 3 its `path`.
+tf_keras 2.11+ optimizer too), Keras 3 its `path`, tf_keras's own files its
+name (`dense/kernel`).
 A variable the optimizer has no slots for yet (it never had a gradient) gets
 the transform's fresh ones, as the native optimizer would make them.
 

@@ -27,9 +27,10 @@ def read(path: str, transform: Any, *, model: Any = None,
       ...)` on the TensorFlow backend), the model it was saved from (or one
       built alike): the file's weights are loaded into it, as
       `model.load_weights` does, and `params` are keyed by its trainable
-      variables' `path`. For a TF2 checkpoint of a tf_keras 2.11+
-      optimizer (`tf.train.Checkpoint`, `save_weights`), the tf_keras model:
-      `params` are keyed by the variables' object paths in the file.
+      variables' `path`. For a tf_keras 2.11+ optimizer's file, the
+      tf_keras model: in a TF2 checkpoint (`tf.train.Checkpoint`,
+      `save_weights`) `params` are keyed by the variables' object paths, in
+      tf_keras's `.keras` and `.weights.h5` files by their names.
     optimizer: For a TF2 checkpoint of several optimizers (a GAN's
       `tf.train.Checkpoint(generator_optimizer=..., discriminator_optimizer=
       ...)`), the object path of the one to read; `params` are then the

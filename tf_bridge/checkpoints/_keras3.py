@@ -36,15 +36,17 @@ def read(path: str, transform: Any, model: Any
          ) -> tuple[dict[str, np.ndarray], Any]:
   """Loads the file's weights into `model` (as `model.load_weights` does)
   and reads its optimizer's variables into the port's state, the params
-  keyed by `variable.path`."""
+  keyed by `variable.path` (a tf_keras model's file, of a tf_keras 2.11+
+  optimizer: by the variable's name, `dense/kernel`)."""
   _require(model, path)
   stored = _optimizer_values(path)
   model.load_weights(path)
   variables = list(model.trainable_variables)
   optimizer, declaration = _optimizer_like(transform, variables, len(stored),
-                                           path)
+                                           path, _generation_of(model))
   _assign(optimizer, stored, path)
-  return _port_state(optimizer, declaration, variables, transform)
+  return _port_state(optimizer, declaration, variables, transform,
+                     _variable_keys(model, variables))
 
 
 def object_owner(keys: Iterable[str]) -> str | None:
@@ -142,14 +144,19 @@ def _generation_of(model: Any) -> str:
   return catalog.KERAS
 
 
-def _variable_keys(model: Any, variables: list[Any], keys: Iterable[str],
-                   path: str) -> list[str]:
-  """The params' keys of `variables`: a Keras 3 model's `path`s; for a
-  tf_keras model, each variable's object path in the file (TensorFlow's
-  breadth-first paths from the model, under the file's own prefix for it:
-  `model/` of `tf.train.Checkpoint(model=...)`, none for `save_weights`)."""
+def _variable_keys(model: Any, variables: list[Any],
+                   keys: Iterable[str] | None = None, path: str = ""
+                   ) -> list[str]:
+  """The params' keys of `variables`: a Keras 3 model's `path`s; a
+  tf_keras model's names (`dense/kernel`) in a Keras file, or with the
+  `keys` of a TF2 checkpoint, each variable's object path in it
+  (TensorFlow's breadth-first paths from the model, under the file's own
+  prefix for it: `model/` of `tf.train.Checkpoint(model=...)`, none for
+  `save_weights`)."""
   if _generation_of(model) != catalog.TF_KERAS:
     return [v.path for v in variables]
+  if keys is None:
+    return [v.name.rpartition(":")[0] or v.name for v in variables]
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   stored = {key[:-len(VALUE)] for key in keys if key.endswith(VALUE)}
   paths: dict[int, list[str]] = {}
@@ -210,12 +217,13 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
                      f"not {path!r}.")
   stored = _optimizer_values(like)
   variables = list(model.trainable_variables)
-  _fitting(variables, params)  # Refused before the model loads anything.
+  names = _variable_keys(model, variables)
+  _fitting(variables, params, names)  # Refused before the model loads.
   model.load_weights(like)
   optimizer, declaration = _optimizer_like(transform, variables, len(stored),
-                                           like)
+                                           like, _generation_of(model))
   _assign(optimizer, stored, like)  # What the state leaves out: its rate.
-  _take(optimizer, declaration, variables, params, state)
+  _take(optimizer, declaration, variables, params, state, names)
   directory = os.path.dirname(os.path.abspath(path))
   handle, temporary = tempfile.mkstemp(suffix=".weights.h5", dir=directory)
   os.close(handle)
@@ -269,7 +277,8 @@ def _assign(optimizer: Any, stored: list[np.ndarray], path: str) -> None:
   for variable, value in zip(optimizer.variables, stored):
     if tuple(variable.shape) != value.shape:
       raise ValueError(
-          f"{path!r}: optimizer variable {variable.path} has shape "
+          f"{path!r}: optimizer variable "
+          f"{getattr(variable, 'path', variable.name)} has shape "
           f"{tuple(variable.shape)} for this model, and the file "
           f"{value.shape}: was it saved from another model?")
     variable.assign(value)
