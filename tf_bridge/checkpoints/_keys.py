@@ -411,14 +411,14 @@ def _tf1_default_name(declaration: catalog.Declaration) -> str:
 
 
 def _tf1_slot_order_of(declaration: catalog.Declaration) -> tuple[str, ...]:
-  return _tf1_slot_order_named(declaration.name)
+  return tf1_slot_order(declaration.name)
 
 
 @functools.cache
-def _tf1_slot_order_named(name: str) -> tuple[str, ...]:
-  """The slots the native TF1 class creates for a variable with
-  `every_slot_arguments`, in creation order (the order of their numbered
-  names)."""
+def tf1_slot_order(name: str) -> tuple[str, ...]:
+  """The slots the native TF1 class of the catalog entry `name` creates for
+  a variable with `every_slot_arguments`, in creation order (the order of
+  their numbered names: `w/Adam`, `w/Adam_1`)."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   declaration = catalog.lookup(name)
   with tf.Graph().as_default():

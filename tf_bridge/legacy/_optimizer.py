@@ -289,16 +289,22 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
             self._fused.keys[leaf.slot_of].replace(":", "_")
             .replace("/", "_")
             + "_")
-        variable = owner.add_weight(
-            prefix + leaf.name, shape=leaf.value.shape,
-            dtype=tf.as_dtype(leaf.value.dtype),
-            initializer=(value if callable(value)
-                         else lambda shape, dtype, value=value: value),
-            trainable=False)
-        owner._weights.append(variable)  # As OptimizerV2 lists `iter`.
+        variable = self._add_state_weight(owner, prefix + leaf.name, leaf,
+                                          value)
       created[index] = variable
     self._state_variables = [created[i] for i in sorted(created)]
     self._state_identities = [identities[i] for i in sorted(created)]
+
+  def _add_state_weight(self, owner, name, leaf, value):
+    """A state leaf that is no slot of one variable (`beta1_power`), as
+    `owner`'s weight, listed as OptimizerV2 lists `iter`."""
+    variable = owner.add_weight(
+        name, shape=leaf.value.shape, dtype=tf.as_dtype(leaf.value.dtype),
+        initializer=(value if callable(value)
+                     else lambda shape, dtype, value=value: value),
+        trainable=False)
+    owner._weights.append(variable)  # pylint: disable=protected-access
+    return variable
 
   def _slot_scope(self, owner):
     """The name scope `owner`'s slots are made in: the current one (a
@@ -327,7 +333,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     grads = [positions.get(v.ref()) for v in variables]
     update = self._fused.apply(
         distribution, variables, grads, self._state_variables,
-        self._decayed_lr(tf.float32), self.iterations)
+        self._decayed_lr(tf.float32), self._step_count())
     # As OptimizerV2: a variable's constraint after its update.
     constrained = [v for v, g in zip(variables, grads)
                    if g is not None and getattr(v, "constraint", None)]
@@ -336,8 +342,16 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         update = tf.group([distribution.extended.update(
             v, lambda v: v.assign(v.constraint(v)), group=True)
                            for v in constrained])
-    # As OptimizerV2: an op in graphs (LossScaleOptimizer's tf.cond pairs it
-    # with a no-op), the new count when eager.
+    return self._counted(update)
+
+  def _step_count(self):
+    """The count the step reads: the steps taken before it."""
+    return self.iterations
+
+  def _counted(self, update):
+    """`update`, then the count: as OptimizerV2, an op in graphs
+    (LossScaleOptimizer's tf.cond pairs it with a no-op), the new count when
+    eager."""
     if tf.executing_eagerly():
       return self.iterations.assign_add(1)
     with tf.control_dependencies([update]):

@@ -1,0 +1,123 @@
+"""TF1 programs in graphs and sessions take the bridged TF1 classes
+(`tf_bridge.legacy.tf1`) as they take `tf.compat.v1.train`'s: the same
+variables by name and kind (`w/Adam`, `w/Adam_1`, `beta1_power`, no
+OptimizerV2 `iter` or hyperparameter variables; reference variables under
+`tf.compat.v1.disable_v2_behavior()`), the same steps, and `Saver` files
+that either side restores and continues from (tests/scripts/tf1_graphs.py,
+one process per variable kind)."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from tf_bridge import testing
+
+# One worker runs this module (README runs pytest with --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("tf1_graphs")
+
+SCRIPT = pathlib.Path(__file__).parent / "scripts" / "tf1_graphs.py"
+NAMES = ["tf1.gradient_descent", "tf1.momentum", "tf1.adam", "tf1.adagrad",
+         "tf1.adagrad_da", "tf1.adadelta", "tf1.rmsprop", "tf1.ftrl",
+         "tf1.proximal_adagrad", "tf1.proximal_gradient_descent"]
+MODES = ["resource", "reference"]
+RTOL, ATOL = 1e-5, 1e-6
+
+
+@pytest.fixture(scope="module")
+def runs():
+  found = {}
+  for mode in MODES:
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT),
+         *(["--reference"] if mode == "reference" else [])],
+        capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found[mode] = json.loads(result.stdout)
+  return found
+
+
+def test_every_tf1_class_ran(runs):
+  for mode in MODES:
+    assert sorted(runs[mode]) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", MODES)
+def test_the_graph_holds_tf1s_variables(runs, mode, name):
+  """The graph's global variables after `minimize`, by name and kind, are
+  those the native class makes."""
+  run = runs[mode][name]
+  assert run["bridged"]["variables"] == run["native"]["variables"]
+  kinds = {kind for _, kind in run["native"]["variables"]}
+  assert kinds == ({"RefVariable"} if mode == "reference"
+                   else {"ResourceVariable"})
+
+
+def test_adams_variables_are_named_as_tf1_names_them(runs):
+  names = [name for name, _ in runs["reference"]["tf1.adam"]["bridged"][
+      "variables"]]
+  assert names == ["beta1_power", "beta2_power", "dense/kernel",
+                   "dense/kernel/Adam", "dense/kernel/Adam_1", "embedding",
+                   "embedding/Adam", "embedding/Adam_1", "global_step"]
+  names = [name for name, _ in runs["resource"]["tf1.rmsprop"]["bridged"][
+      "variables"]]
+  assert "embedding/RMSProp_2" in names and not any(
+      name.startswith("RMSProp/") for name in names)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", MODES)
+def test_steps_are_natives(runs, mode, name):
+  """6 steps (dense and an embedding's sparse gradient) equal native's; a
+  learning rate 1 % larger parts."""
+  run = runs[mode][name]
+  expected = run["native"]["trajectory"]
+  testing.compare_trajectories(run["bridged"]["trajectory"], expected,
+                               rtol=RTOL, atol=ATOL, actual_name="bridged",
+                               expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(run["mutant"]["trajectory"], expected,
+                                 rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", MODES)
+def test_saver_files_move_both_ways(runs, mode, name):
+  """A Saver file either side wrote after 3 steps, restored by the other
+  side's program, continues the writer's run; without it the run parts."""
+  run = runs[mode][name]
+  expected = run["native"]["trajectory"][3:]
+  for reader, writer in (("bridged", "native"), ("native", "bridged")):
+    testing.compare_trajectories(
+        run[reader]["from " + writer], expected, rtol=RTOL, atol=ATOL,
+        actual_name=f"{reader} from {writer}'s file",
+        expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(run["bridged"]["fresh"], expected,
+                                 rtol=RTOL, atol=ATOL)
+
+
+def test_what_a_tf1_graph_does_not_keep_is_asked_for():
+  """In a TF1 graph there is no OptimizerV2 step count: OptimizerV2's
+  `decay` is refused, naming TF1's way; AdagradDA with l1 (whose step reads
+  the count) asks for the `global_step` TF1's class takes."""
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+  with tf.Graph().as_default():
+    w = tf.compat.v1.get_variable("w", initializer=np.ones(2, np.float32))
+    loss = tf.reduce_sum(w ** 2)
+    with pytest.raises(ValueError, match=r"^Adam\(decay=0\.1\) decays its "
+                       r"rate by OptimizerV2's step count, which a TF1 "
+                       r"graph does not keep"):
+      tf_bridge.legacy.tf1.Adam(0.1, decay=0.1).minimize(loss)
+    with pytest.raises(ValueError, match=r"^AdagradDA's step reads the step "
+                       r"count, which a TF1 graph keeps as the global step: "
+                       r"pass global_step="):
+      tf_bridge.legacy.tf1.AdagradDA(
+          0.1, l1_regularization_strength=0.01).minimize(loss)
+    # Without l1 or l2 its step does not read the count.
+    tf_bridge.legacy.tf1.AdagradDA(0.1).minimize(loss)
