@@ -103,9 +103,11 @@ def test_saver_files_move_both_ways(runs, mode, name):
 def test_what_a_tf1_graph_does_not_keep_is_asked_for():
   """In a TF1 graph there is no OptimizerV2 step count: OptimizerV2's
   `decay` is refused, naming TF1's way; AdagradDA with l1 (whose step reads
-  the count) asks for the `global_step` TF1's class takes."""
+  the count) and a Keras schedule ask for the `global_step` given to
+  `minimize`."""
   import numpy as np  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
   import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
   with tf.Graph().as_default():
     w = tf.compat.v1.get_variable("w", initializer=np.ones(2, np.float32))
@@ -121,3 +123,37 @@ def test_what_a_tf1_graph_does_not_keep_is_asked_for():
           0.1, l1_regularization_strength=0.01).minimize(loss)
     # Without l1 or l2 its step does not read the count.
     tf_bridge.legacy.tf1.AdagradDA(0.1).minimize(loss)
+    with pytest.raises(ValueError, match=r"^its LearningRateSchedule reads "
+                       r"the step count, which a TF1 graph keeps as the "
+                       r"global step"):
+      tf_bridge.legacy.tf1.GradientDescent(
+          tf_keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+      ).minimize(loss)
+
+
+def test_a_keras_schedule_reads_the_global_step_in_a_tf1_graph():
+  """A Keras schedule as the bridged class's rate, evaluated at the global
+  step `minimize` takes: TF1's own decayed rate tensor's steps; the same
+  schedule at step 0 (no decay) parts."""
+  import numpy as np  # pylint: disable=import-outside-toplevel
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge.legacy.tf1  # pylint: disable=import-outside-toplevel
+
+  def steps(make):
+    with tf.Graph().as_default():
+      w = tf.compat.v1.get_variable("w", initializer=np.ones(2, np.float32))
+      step = tf.compat.v1.train.get_or_create_global_step()
+      train = make(step).minimize(tf.reduce_sum(w ** 2), global_step=step)
+      with tf.compat.v1.Session() as session:
+        session.run(tf.compat.v1.global_variables_initializer())
+        return [session.run([train, w])[1].tolist() for _ in range(4)]
+
+  native = steps(lambda step: tf.compat.v1.train.GradientDescentOptimizer(
+      tf.compat.v1.train.exponential_decay(0.3, step, 1, 0.5)))
+  bridged = steps(lambda step: tf_bridge.legacy.tf1.GradientDescent(
+      tf_keras.optimizers.schedules.ExponentialDecay(0.3, 1, 0.5)))
+  testing.compare_trajectories(bridged, native, rtol=RTOL, atol=ATOL)
+  undecayed = steps(lambda step: tf_bridge.legacy.tf1.GradientDescent(0.3))
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(undecayed, native, rtol=RTOL, atol=ATOL)

@@ -11,8 +11,9 @@ native class's order (`w/Adam`, `w/Adam_1`), shared scalars at the graph's
 root (`beta1_power`), each a reference variable where its primary is one
 (`tf.compat.v1.disable_v2_behavior()`), and neither OptimizerV2's `iter` nor
 its hyperparameter variables: the learning rate is read as given (a number,
-a tensor or a callable), the count (which only AdagradDA reads) is the
-`global_step` given to `apply_gradients` or `minimize`.
+a tensor or a callable), and the count (which a Keras schedule and AdagradDA
+with l1 or l2 read) is the `global_step` given to `apply_gradients` or
+`minimize`.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class LegacyTF1Optimizer(LegacyOptimizer):
           "global step, tf.compat.v1.train.exponential_decay).")
     rate = self._hyper["learning_rate"]
     if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
-      rate = rate(self._step_count())
+      rate = rate(self._counted_steps("its LearningRateSchedule"))
     elif callable(rate):
       rate = rate()
     return tf.cast(rate, var_dtype)
@@ -149,14 +150,18 @@ class LegacyTF1Optimizer(LegacyOptimizer):
   def _step_count(self):
     if not _in_tf1_graph():
       return super()._step_count()
-    if self._global_step is not None:
-      return self._global_step
-    if self._reads_the_count():
+    if self._global_step is None and not self._reads_the_count():
+      return tf.constant(0, tf.int64)  # Read by nothing.
+    return self._counted_steps(f"{type(self).__name__}'s step")
+
+  def _counted_steps(self, reader):
+    """The global step given to this step, which `reader` reads."""
+    if self._global_step is None:
       raise ValueError(
-          f"{type(self).__name__}'s step reads the step count, which a TF1 "
-          "graph keeps as the global step: pass global_step= to minimize or "
-          "apply_gradients (as TF1's class takes it).")
-    return tf.constant(0, tf.int64)
+          f"{reader} reads the step count, which a TF1 graph keeps as the "
+          "global step: pass global_step= to minimize or apply_gradients "
+          "(as TF1's class takes it).")
+    return self._global_step
 
   def _counted(self, update):
     if not _in_tf1_graph():
