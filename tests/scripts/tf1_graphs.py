@@ -1,12 +1,13 @@
-"""TF1 programs, each run with a native `tf.compat.v1.train` optimizer and
-with its bridged twin (`tf_bridge.legacy.tf1`): in graphs of resource
-variables, and (`--reference`, in a process of its own, as
-`tf.compat.v1.disable_v2_behavior()` holds for the process) of reference
-variables. Prints, per class, as JSON: the graph's global variables (name,
-kind) after `minimize`, the trainable weights after each of 6 steps, a
-Saver file written by each side after 3 steps restored by the other and
-continued 3 steps, and the bridged class's steps with a 1 % larger learning
-rate (a mutant).
+"""TF1 programs under `tf.compat.v1.disable_v2_behavior()` (which holds
+for the process: a process of its own), each run with a native
+`tf.compat.v1.train` optimizer and with its bridged twin
+(`tf_bridge.legacy.tf1`), on reference variables (TF1's default there) and
+on resource variables (`use_resource=True`). Prints, per variable kind and
+class, as JSON: the graph's global variables (name, kind) after
+`minimize`, the trainable weights after each of 6 steps, a Saver file
+written by each side after 3 steps restored by the other and continued 3
+steps, and the bridged class's steps with a 1 % larger learning rate (a
+mutant).
 
 Run by tests/test_tf1_graphs.py."""
 
@@ -20,9 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # pylint: disable=wrong-import-position
 import tensorflow as tf  # pylint: disable=wrong-import-position
 
-REFERENCE = "--reference" in sys.argv
-if REFERENCE:
-  tf.compat.v1.disable_v2_behavior()
+tf.compat.v1.disable_v2_behavior()
 
 import tf_bridge.legacy.tf1  # pylint: disable=wrong-import-position
 from tf_bridge import catalog  # pylint: disable=wrong-import-position
@@ -49,7 +48,7 @@ ARGUMENTS = {
 }
 
 
-def program(make_optimizer):
+def program(make_optimizer, resource):
   """A TF1 graph: two variables (an embedding looked up: a sparse
   gradient), a loss, `minimize` with the global step (AdagradDA's TF1 class
   takes it too)."""
@@ -58,10 +57,10 @@ def program(make_optimizer):
     tf.compat.v1.set_random_seed(0)
     kernel = tf.compat.v1.get_variable(
         "dense/kernel", initializer=np.linspace(-1, 1, 6, dtype=np.float32)
-        .reshape(3, 2))
+        .reshape(3, 2), use_resource=resource)
     embedding = tf.compat.v1.get_variable(
         "embedding", initializer=np.linspace(0.5, -0.5, 8, dtype=np.float32)
-        .reshape(4, 2))
+        .reshape(4, 2), use_resource=resource)
     step = tf.compat.v1.train.get_or_create_global_step()
     inputs = tf.constant([[1.0, -2.0, 0.5], [0.3, 0.8, -1.0]])
     rows = tf.nn.embedding_lookup(embedding, tf.constant([1, 3]))
@@ -84,10 +83,10 @@ def makers(name, scale=1.0):
   return native, lambda step: bridged(**arguments)
 
 
-def run(make, steps, restore=None, save_at=None, directory=None):
+def run(make, resource, steps, restore=None, save_at=None, directory=None):
   """The weights after each step; a Saver file after `save_at` steps; the
   file `restore` restored before the first."""
-  graph, train, saver, weights = program(make)
+  graph, train, saver, weights = program(make, resource)
   trajectory, saved = [], None
   with tf.compat.v1.Session(graph=graph) as session:
     session.run(tf.compat.v1.global_variables_initializer())
@@ -104,29 +103,33 @@ def run(make, steps, restore=None, save_at=None, directory=None):
   return trajectory, saved, listed
 
 
+def runs(name, resource):
+  native, bridged = makers(name)
+  with tempfile.TemporaryDirectory() as directory:
+    sides = {}
+    for side, make in (("native", native), ("bridged", bridged)):
+      folder = os.path.join(directory, side)
+      os.makedirs(folder)
+      trajectory, saved, listed = run(make, resource, STEPS, save_at=SAVED,
+                                      directory=folder)
+      sides[side] = {"trajectory": trajectory, "variables": listed,
+                     "saved": saved}
+    for reader, writer in (("bridged", "native"), ("native", "bridged")):
+      make = bridged if reader == "bridged" else native
+      sides[reader]["from " + writer] = run(
+          make, resource, STEPS - SAVED, restore=sides[writer]["saved"])[0]
+    sides["bridged"]["fresh"] = run(bridged, resource, STEPS - SAVED)[0]
+    sides["mutant"] = {
+        "trajectory": run(makers(name, 1.01)[1], resource, STEPS)[0]}
+    for side in ("native", "bridged"):
+      del sides[side]["saved"]
+  return sides
+
+
 def main():
-  found = {}
-  for name in ARGUMENTS:
-    native, bridged = makers(name)
-    with tempfile.TemporaryDirectory() as directory:
-      sides = {}
-      for side, make in (("native", native), ("bridged", bridged)):
-        folder = os.path.join(directory, side)
-        os.makedirs(folder)
-        trajectory, saved, listed = run(make, STEPS, save_at=SAVED,
-                                        directory=folder)
-        sides[side] = {"trajectory": trajectory, "variables": listed,
-                       "saved": saved}
-      for reader, writer in (("bridged", "native"), ("native", "bridged")):
-        make = bridged if reader == "bridged" else native
-        sides[reader]["from " + writer] = run(
-            make, STEPS - SAVED, restore=sides[writer]["saved"])[0]
-      sides["bridged"]["fresh"] = run(bridged, STEPS - SAVED)[0]
-      sides["mutant"] = {"trajectory": run(makers(name, 1.01)[1], STEPS)[0]}
-      for side in ("native", "bridged"):
-        del sides[side]["saved"]
-    found[name] = sides
-  print(json.dumps(found))
+  print(json.dumps({
+      mode: {name: runs(name, mode == "resource") for name in ARGUMENTS}
+      for mode in ("resource", "reference")}))
 
 
 if __name__ == "__main__":
