@@ -1,13 +1,17 @@
 """The optimizers of the other TF libraries against their originals.
 
 Hugging Face transformers 4.57's TF `AdamWeightDecay`, `WarmUp` and
-`create_optimizer`, TF Model Garden 2.20's `LARS` and `AdamWeightDecay`, and
-TF Recommenders 0.7.7's `ClippyAdagrad`, run as the ground truth beside their bridged twins and ports
+`create_optimizer`, TF Model Garden 2.20's `LARS`, `LAMB`,
+`AdamWeightDecay`, `ExponentialMovingAverage`, schedules and
+`OptimizerFactory`, and TF Recommenders 0.7.7's `ClippyAdagrad`, run as
+the ground truth beside their bridged twins and ports
 (tests/scripts/tf_libraries.py, in a process of its own: `originals.run`):
 100 steps on named variables, dense and sparse, each case with a mutant
 port that must part from the original; TFRS's own unit tests of its
-optimizer on the bridged tf_keras class. BERT's TF1 `AdamWeightDecayOptimizer`
-no longer runs: its published formula is the ground truth here.
+optimizer on the bridged tf_keras class, Model Garden's own tests of its
+factory, schedules and LAMB on the bridged module. BERT's TF1
+`AdamWeightDecayOptimizer` no longer runs: its published formula is the
+ground truth here.
 """
 
 import re

@@ -4,9 +4,12 @@ twins (`tf_bridge.legacy.hf`, `tf_bridge.legacy.tf_models`,
 `tf_bridge.tfrs`, `tf_bridge.tf_keras.tfrs`) and their JAX ports,
 on the same named variables and gradients (dense, and sparse rows of an
 embedding where the original takes them) for 100 steps; Hugging Face's and
-Model Garden's schedules step by step; Model Garden's moving average over
-legacy Adam; TF Recommenders' own unit tests of ClippyAdagrad on the
-bridged tf_keras class (and on the original and a mutant). Prints, per
+Model Garden's schedules step by step (the bridged ones on both hosts);
+Model Garden's moving average over legacy Adam, original and bridged, and
+the optimizers its factory and the bridged one build from one config; TF
+Recommenders' own unit tests of ClippyAdagrad on the bridged tf_keras
+class, and Model Garden's own tests of its factory, schedules and LAMB on
+the bridged module (each on the original and a mutant too). Prints, per
 case, the trajectories (or values) of each side and of a mutant port (one
 argument slightly off), what each side raises for a sparse gradient to
 LARS, and the unit tests that failed, as JSON.
