@@ -127,6 +127,28 @@ def _compile_apply(step: Callable[..., Any], float64: bool,
   return apply, _eager_caller(apply)
 
 
+def is_resource(variable: Any) -> bool:
+  """Whether a variable is a resource variable (not a TF1 reference one)."""
+  return hasattr(variable, "handle")
+
+
+def apply_to_references(converted: Callable[..., Any], float64: bool,
+                        inputs: Sequence[Any]) -> Any:
+  """The `converted` step on TF1 reference variables
+  (`tf.compat.v1.disable_v2_behavior()`), which have no resource handle for
+  the compiled apply: their values in, `tf.compat.v1.assign` of the
+  results. `inputs`: `compiled_apply`'s, with the variables themselves."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  variables, grads, state_variables = inputs[:3]
+  with precision(float64):
+    new_params, new_state = converted(
+        [v.value() for v in variables], grads,
+        [s.value() for s in state_variables], *inputs[3:])
+  return tf.group([tf.compat.v1.assign(variable, value) for variable, value
+                   in zip([*variables, *state_variables],
+                          [*new_params, *new_state])])
+
+
 def _eager_caller(apply: Any) -> Callable[..., Any]:
   """`apply` called through its concrete function for the first call's
   arguments (eagerly and outside a distribution strategy, a `tf.function`

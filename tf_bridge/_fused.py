@@ -163,8 +163,10 @@ class FusedTransform(ConfiguredTransform):
                                                   self.sparse_rows)
       inputs = (list(variables), grads, list(state_variables), learning_rate,
                 row_indices, iterations)
-      if not all(map(_is_resource, [*variables, *state_variables])):
-        return self._apply_to_references(present, sparse, decay, inputs)
+      if not all(map(_compiled.is_resource, [*variables, *state_variables])):
+        return _compiled.apply_to_references(
+            self._compiled(present, sparse, decay, inputs)[0],
+            self.layout.float64, inputs)
       return self.compiled_apply(present, sparse, decay, inputs)(
           [v.handle for v in variables], grads,
           [s.handle for s in state_variables], *inputs[3:])
@@ -176,22 +178,6 @@ class FusedTransform(ConfiguredTransform):
             update_on_device),
         args=(list(variables), list(grads), list(state_variables),
               self.rate_inputs(learning_rate, iterations)), group=True)
-
-  def _apply_to_references(self, present, sparse, decay, inputs):
-    """The converted step on TF1 reference variables
-    (`tf.compat.v1.disable_v2_behavior()`), which have no resource handle
-    to compile the step with: their values in, `tf.compat.v1.assign` of
-    the results."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    variables, grads, state_variables = inputs[:3]
-    step = self._compiled(present, sparse, decay, inputs)[0]
-    with self.precision():
-      new_params, new_state = step(
-          [v.value() for v in variables], grads,
-          [s.value() for s in state_variables], *inputs[3:])
-    return tf.group([tf.compat.v1.assign(variable, value) for variable, value
-                     in zip([*variables, *state_variables],
-                            [*new_params, *new_state])])
 
   def compiled_apply(self, present: tuple[bool, ...],
                      sparse: tuple[bool, ...],
@@ -407,8 +393,3 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
                 else jnp.asarray(grad, param.dtype))
     sparse.append(False)
   return step, row_indices, tuple(sparse)
-
-
-def _is_resource(variable: Any) -> bool:
-  """Whether a variable is a resource variable (not a TF1 reference one)."""
-  return hasattr(variable, "handle")
