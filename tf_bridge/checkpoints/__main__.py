@@ -9,8 +9,9 @@
 optimizer keeps for each, its counters and other variables, and the
 optimizers its slots point to (of a Keras 3 or tf_keras 2.11+ optimizer,
 which keeps its variables by position, their shapes by position).
-`convert` reads SRC (a TF1 or TF2 checkpoint, or an orbax directory this command wrote) with the port NAME (a parity-
-command name: `tf1.adam`, `legacy.rmsprop`) made with the JSON arguments,
+`convert` reads SRC (a TF1 or TF2 checkpoint, or an orbax directory this
+command wrote) with the port NAME (a parity-command name: `tf1.adam`,
+`legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
 JAX run, a TF1 Saver checkpoint (a TF1 optimizer's port; with `--like`, in
 that file's keys) or a TF2 object-based one in the keys of `--like` (the
