@@ -1,22 +1,46 @@
 """Settings fixed at process start: Keras 3 runs on its TensorFlow backend;
 hypothesis runs the small, derandomized "ci" profile unless
-HYPOTHESIS_PROFILE names another ("long"). Under pytest-xdist's
+HYPOTHESIS_PROFILE names another ("long"); JAX's compilation cache is
+kept on disk; TensorFlow's graphs run without Grappler. Under pytest-xdist's
 `--dist loadgroup` (README's test command) the tests of one `xdist_group`
 must run on one worker (they share its cached native runs and module
 processes); a pytest that ignores the groups is refused."""
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import settings
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# JAX's persistent compilation cache, shared by the workers and the
+# processes they start: the same program compiled twice (a grid point at
+# two gradient scales, a port in several tests) compiles once, also across
+# runs of the suite. Bounded to 1 GB, least recently used out.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), "jaxopt-port-jax-cache"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(10**9))
 
 settings.register_profile("ci", max_examples=25, deadline=None,
                           derandomize=True)
 settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _graphs_without_grappler():
+  """TensorFlow runs the tests' graphs as traced, without Grappler's
+  rewrites: they cost a quarter of a small native run and change no
+  number a check compares (the long profile runs the parity tests with
+  them: TEST_GRAPPLER=1; the scripts the tests start, tests/scripts,
+  examples and benchmarks, keep TensorFlow's defaults)."""
+  if os.environ.get("TEST_GRAPPLER") != "1":
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    tf.config.optimizer.set_experimental_options(
+        {"disable_meta_optimizer": True})
 
 
 def pytest_configure(config):

@@ -144,7 +144,13 @@ def test_a_keras_schedule_reads_the_global_step_in_a_tf1_graph():
       train = make(step).minimize(tf.reduce_sum(w ** 2), global_step=step)
       with tf.compat.v1.Session() as session:
         session.run(tf.compat.v1.global_variables_initializer())
-        return [session.run([train, w])[1].tolist() for _ in range(4)]
+        trajectory = []
+        for _ in range(4):
+          # `w` read by a run of its own: fetched beside `train`, it may be
+          # read before the step.
+          session.run(train)
+          trajectory.append(session.run(w).tolist())
+        return trajectory
 
   native = steps(lambda step: tf.compat.v1.train.GradientDescentOptimizer(
       tf.compat.v1.train.exponential_decay(0.3, step, 1, 0.5)))
