@@ -37,68 +37,84 @@ def _schedules(legacy):
 
 
 @functools.lru_cache(maxsize=None)
-def _native(case_index, label):
-  declaration = ALL_CLASSES[case_index].declaration
-  point = _labelled(case_index)[label]
-  initial, gradients = problem(sparse=False)
-  return testing.native_trajectory(
-      declaration.make_native(**grids.build(point, _schedules(
-          declaration.generation == catalog.LEGACY))), initial, gradients)
-
-
-@functools.lru_cache(maxsize=None)
 def _labelled(case_index):
   return {grids.label(p): p for p in _points(ALL_CLASSES[case_index]
                                              .declaration)}
 
 
+def _native(case, point):
+  declaration = case.declaration
+  return declaration.make_native(**grids.build(point, _schedules(
+      declaration.generation == catalog.LEGACY)))
+
+
 def _bridged(case, point):
-  return testing.native_trajectory(
-      case.make(**grids.build(point, _schedules(case.on_tf_keras))),
-      *problem(sparse=False))
+  return case.make(**grids.build(point, _schedules(case.on_tf_keras)))
 
 
-def _bridged_mutant(case, mutant):
-  """The bridged class made with `mutant`'s hyperparameters fed as tensors
-  (`mutants.fed`), its steps in one `tf.function` call
-  (`testing.native_trajectory` runs any Keras optimizer so)."""
-  return testing.native_trajectory(
-      case.make(**grids.build(mutants.fed(case.declaration, mutant),
-                              _schedules(case.on_tf_keras))),
-      *problem(sparse=False))
+def _next_mutant(case, order, hyperparameter):
+  """The next point of `order` where the bridged class takes a mutant of
+  `hyperparameter`, and that mutant, made with its hyperparameters fed as
+  tensors (`mutants.fed`: one compiled step serves every mutant of a
+  point): (label, optimizer), or None when no point is left."""
+  for _, point in order:
+    mutant = mutants.perturbed(case.declaration, point, hyperparameter)
+    if mutant is None:
+      continue
+    try:
+      return grids.label(point), _bridged(
+          case, mutants.fed(case.declaration, mutant))
+    except ValueError:
+      continue  # Out of the argument's range here: no mutant.
+  return None
 
 
 @pytest.mark.parametrize("case_index", CASES,
                          ids=[IDS[i] for i in CASES])
 def test_every_hyperparameter_mutant_parts_bridge_from_native(case_index):
+  """Each hyperparameter's mutant tries its points in `search_order`;
+  each round runs the mutants at their next point, those of a point
+  together with native and the unmutated class there, in one
+  `tf.function` call (`testing.native_trajectories`)."""
   case = ALL_CLASSES[case_index]
   declaration = case.declaration
-  survivors, checked = [], set()
-  for hyperparameter in mutants.numeric_hyperparameters(declaration):
-    killed = False
-    for _, point in mutants.search_order(
-        declaration, list(_labelled(case_index).values()), hyperparameter):
-      label = grids.label(point)
-      mutant = mutants.perturbed(declaration, point, hyperparameter)
-      if mutant is None:
-        continue
-      try:
-        mutant_run = _bridged_mutant(case, mutant)
-      except ValueError:
-        continue  # Out of the argument's range here: no mutant.
-      expected = _native(case_index, label)
-      verdict = mutants.parts(mutant_run, expected, rtol=RTOL, atol=ATOL)
-      if verdict is None:
-        continue
-      if label not in checked:  # The point itself is a passing check.
-        testing.compare_trajectories(_bridged(case, point), expected,
+  labelled = _labelled(case_index)
+  orders = {hyperparameter: iter(mutants.search_order(
+      declaration, list(labelled.values()), hyperparameter))
+            for hyperparameter in mutants.numeric_hyperparameters(
+                declaration)}
+  natives, survivors, checked = {}, [], set()
+  initial, gradients = problem(sparse=False)
+  while orders:
+    rounds = {}
+    for hyperparameter, order in list(orders.items()):
+      found = _next_mutant(case, order, hyperparameter)
+      if found is None:
+        survivors.append(hyperparameter)
+        del orders[hyperparameter]
+      else:
+        rounds.setdefault(found[0], {})[hyperparameter] = found[1]
+    for label, batch in rounds.items():
+      point = labelled[label]
+      runs = {**batch, "native": _native(case, point)} if (
+          label not in natives) else dict(batch)
+      if label not in checked:
+        runs["bridged"] = _bridged(case, point)
+      runs = dict(zip(runs, testing.native_trajectories(
+          list(runs.values()), initial, gradients)))
+      natives.setdefault(label, runs.get("native"))
+      verdicts = {hyperparameter: mutants.parts(
+          runs[hyperparameter], natives[label], rtol=RTOL, atol=ATOL)
+                  for hyperparameter in batch}
+      if label not in checked and any(
+          verdict is not None for verdict in verdicts.values()):
+        # The point itself is a passing check.
+        testing.compare_trajectories(runs["bridged"], natives[label],
                                      rtol=RTOL, atol=ATOL,
                                      actual_name="bridge",
                                      expected_name=declaration.native_path)
         checked.add(label)
-      if verdict:
-        killed = True
-        break
-    if not killed:
-      survivors.append(hyperparameter)
+      for hyperparameter, verdict in verdicts.items():
+        if verdict:
+          del orders[hyperparameter]
   assert not survivors, (IDS[case_index], survivors)

@@ -16,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-__all__ = ["apply_gradients", "assert_parity", "native_trajectory",
-           "seeded_problem", "transform_trajectories", "transform_trajectory"]
+__all__ = ["apply_gradients", "assert_parity", "native_trajectories",
+           "native_trajectory", "seeded_problem", "transform_trajectories",
+           "transform_trajectory"]
 
 DEFAULT_SHAPES = ((), (5,), (4, 3))
 
@@ -58,7 +59,71 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
   TensorFlow optimizer's steps eagerly, one call each (tf_keras's Nadam,
   whose step traced into a `tf.function` has a defect).
   """
+  return native_trajectories([optimizer], initial, gradients,
+                             backend=backend, names=names)[0]
+
+
+def native_trajectories(optimizers: Sequence[Any],
+                        initial: Sequence[np.ndarray],
+                        gradients: Sequence[Sequence[np.ndarray]], *,
+                        backend: str | None = None,
+                        names: Sequence[str] | None = None
+                        ) -> list[list[list[np.ndarray]]]:
+  """`native_trajectory` of each of `optimizers`, each on variables of its
+  own; the Keras 3 (TensorFlow backend) and OptimizerV2 ones' steps
+  together in one `tf.function` call (one trace and one run for all: a
+  call each costs a third more on small problems, as grids and mutant
+  checks run them)."""
   names = names or [f"variable_{index}" for index in range(len(initial))]
+  runs, together = {}, []
+  for index, optimizer in enumerate(optimizers):
+    variables = _built_for_one_call(optimizer, initial, names, backend)
+    if variables is None:
+      runs[index] = _trajectory_apart(optimizer, initial, gradients, backend,
+                                      names)
+    else:
+      together.append((index, optimizer, variables))
+  if together:
+    runs.update(zip([index for index, _, _ in together], _steps_in_one_call(
+        [(optimizer, variables) for _, optimizer, variables in together],
+        gradients)))
+  return [runs[index] for index in range(len(optimizers))]
+
+
+def _built_for_one_call(optimizer: Any, initial: Sequence[np.ndarray],
+                        names: Sequence[str], backend: str | None
+                        ) -> list[Any] | None:
+  """New variables at `initial`, `optimizer` built for them, where its
+  steps can run in one `tf.function` call (a Keras 3 optimizer on this
+  process's TensorFlow backend, an OptimizerV2 not run eagerly); None
+  where they cannot."""
+  if _is_keras3(optimizer):
+    import keras  # pylint: disable=import-outside-toplevel
+    if (backend not in (None, keras.backend.backend())
+        or keras.backend.backend() != "tensorflow"):
+      return None
+    variables = [keras.Variable(value, name=name)
+                 for name, value in zip(names, initial)]
+    optimizer.build(variables)
+    return variables
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if backend == "eager" or isinstance(optimizer, tf.compat.v1.train.Optimizer):
+    return None
+  variables = [tf.Variable(value, name=name)
+               for name, value in zip(names, initial)]
+  if hasattr(optimizer, "_create_all_weights"):  # OptimizerV2.
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  else:
+    optimizer.build(variables)
+  return variables
+
+
+def _trajectory_apart(optimizer: Any, initial: Sequence[np.ndarray],
+                      gradients: Sequence[Sequence[np.ndarray]],
+                      backend: str | None, names: Sequence[str]
+                      ) -> list[list[np.ndarray]]:
+  """`native_trajectory` of an optimizer whose steps run a call each: on
+  another Keras backend, eagerly, or TF1's."""
   if _is_keras3(optimizer):
     import keras  # pylint: disable=import-outside-toplevel
     if backend is not None and backend != keras.backend.backend():
@@ -67,67 +132,61 @@ def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
                                 initial, gradients)[0]
     variables = [keras.Variable(value, name=name)
                  for name, value in zip(names, initial)]
-    if keras.backend.backend() != "tensorflow":
-      return [_apply_and_read(
-          lambda grads: optimizer.apply(grads, variables), variables,
-          keras.ops.convert_to_numpy,
-          [keras.ops.convert_to_tensor(g) for g in step]) for step in gradients]
-    optimizer.build(variables)
-    return _steps_in_one_call(optimizer, variables, gradients)
+    return [_apply_and_read(
+        lambda grads: optimizer.apply(grads, variables), variables,
+        keras.ops.convert_to_numpy,
+        [keras.ops.convert_to_tensor(g) for g in step]) for step in gradients]
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   variables = [tf.Variable(value, name=name)
                for name, value in zip(names, initial)]
-  if backend == "eager":
-    return [_apply_and_read(
-        lambda grads: apply_gradients(optimizer, grads, variables), variables,
-        lambda v: v.numpy(),
-        [_gradient_tensor(g, v) for g, v in zip(step, variables)])
-            for step in gradients]
-  if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+  apply = lambda grads: apply_gradients(optimizer, grads, variables)  # pylint: disable=unnecessary-lambda-assignment
+  if backend != "eager":
     # TF1 makes its slots at its first step: one trace, a call per step.
-    apply = tf.function(lambda grads: apply_gradients(optimizer, grads,
-                                                      variables))
-    return [_apply_and_read(apply, variables, lambda v: v.numpy(), [
-        _gradient_tensor(g, v) for g, v in zip(step, variables)])
-            for step in gradients]
-  if hasattr(optimizer, "_create_all_weights"):  # OptimizerV2.
-    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
-  else:
-    optimizer.build(variables)
-  return _steps_in_one_call(optimizer, variables, gradients)
+    apply = tf.function(apply)
+  return [_apply_and_read(apply, variables, lambda v: v.numpy(), [
+      _gradient_tensor(g, v) for g, v in zip(step, variables)])
+          for step in gradients]
 
 
-def _steps_in_one_call(optimizer: Any, variables: Sequence[Any],
+def _steps_in_one_call(runs: Sequence[tuple[Any, Sequence[Any]]],
                        gradients: Sequence[Sequence[np.ndarray]]
-                       ) -> list[list[np.ndarray]]:
-  """Every step of a built Keras 3 or OptimizerV2 `optimizer` in one
-  `tf.function` call (a `tf.while_loop` over the steps, as `model.fit`
-  runs several steps per execution), the variables read after each: the
-  same numbers as a call per step, several times faster."""
+                       ) -> list[list[list[np.ndarray]]]:
+  """Every step of each built Keras 3 or OptimizerV2 optimizer on its
+  variables (`runs`: pairs), all in one `tf.function` call (a
+  `tf.while_loop` over the steps, as `model.fit` runs several steps per
+  execution), the variables read after each step: the same numbers as a
+  call per step, several times faster."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   steps = len(gradients)
   stacked = [tf.nest.map_structure(
       lambda *per_step: tf.constant(np.stack(per_step)),
       *[step[index] for step in gradients])
-             for index in range(len(variables))]
+             for index in range(len(gradients[0]))]
+  every_variable = [v for _, variables in runs for v in variables]
 
   @tf.function(autograph=False)
   def run(stacked):
     def step(index, values):
-      apply_gradients(optimizer, [
-          _gradient_tensor(tf.nest.map_structure(lambda g: g[index], g), v)
-          for g, v in zip(stacked, variables)], variables)
+      for optimizer, variables in runs:
+        apply_gradients(optimizer, [
+            _gradient_tensor(tf.nest.map_structure(lambda g: g[index], g), v)
+            for g, v in zip(stacked, variables)], variables)
       return index + 1, [array.write(index, tf.convert_to_tensor(variable))
-                         for array, variable in zip(values, variables)]
+                         for array, variable in zip(values, every_variable)]
 
     values = [tf.TensorArray(tf.as_dtype(variable.dtype), size=steps)
-              for variable in variables]
+              for variable in every_variable]
     _, values = tf.while_loop(lambda index, _: index < steps, step,
                               (tf.constant(0), values))
     return [array.stack() for array in values]
 
-  values = [value.numpy() for value in run(stacked)]
-  return [[value[step] for value in values] for step in range(steps)]
+  values = iter(value.numpy() for value in run(stacked))
+  trajectories = []
+  for _, variables in runs:
+    mine = [next(values) for _ in variables]
+    trajectories.append([[value[step] for value in mine]
+                         for step in range(steps)])
+  return trajectories
 
 
 def _gradient_tensor(gradient: Any, variable: Any) -> Any:
