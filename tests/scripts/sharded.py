@@ -16,6 +16,10 @@ import sys
 
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=8")
+# Compiled afresh, not read from the suite's JAX compilation cache
+# (tests/conftest.py): a run that read its multi-device programs from it
+# stalled in a collective (a rendezvous of 8 CPU devices timed out).
+os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
 
 # pylint: disable=wrong-import-position
