@@ -16,8 +16,8 @@ os.environ["KERAS_BACKEND"] = "jax"
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=4")
 # Compiled afresh, not read from the suite's JAX compilation cache
-# (tests/conftest.py): a run that read its multi-device programs from it
-# stalled in a collective (a rendezvous of 8 CPU devices timed out).
+# (tests/conftest.py), as tests/scripts/sharded.py: a sharding run that
+# read its multi-device programs from it stalled in a collective.
 os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
