@@ -8,12 +8,33 @@ import sys
 
 import pytest
 
+from tf_bridge import parity as parity_command
+
 
 def parity(*arguments, cwd, env=None):
   return subprocess.run(
       [sys.executable, "-m", "tf_bridge.parity", *arguments],
       capture_output=True, text=True, cwd=cwd, timeout=600, check=False,
       env=env)
+
+
+@pytest.fixture
+def parity_here(monkeypatch, capsys):
+  """The command's `main` run in this process from a directory, as
+  `parity` runs it in a process of its own (whose Python and TensorFlow
+  start-up would cost as much as the run): its exit status, stdout and
+  stderr. README's command and a user's factory module run as processes
+  of their own (`parity`)."""
+
+  def run(*arguments, cwd):
+    monkeypatch.chdir(cwd)
+    try:
+      status = parity_command.main(list(arguments))
+    except SystemExit as exit_:
+      status = exit_.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(arguments, status, out, err)
+  return run
 
 
 # One worker runs the tests that read the Adam report (README runs pytest
@@ -84,24 +105,24 @@ def test_adam_json_and_plot(adam_report):
   assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
-def test_forced_mismatch_exits_1(tmp_path):
+def test_forced_mismatch_exits_1(parity_here, tmp_path):
   """Zero tolerance: float32 rounding alone is a mismatch."""
-  result = parity("--optimizer", "legacy.rmsprop", "--steps", "5", "--rtol",
-                  "0", "--atol", "0", cwd=tmp_path)
+  result = parity_here("--optimizer", "legacy.rmsprop", "--steps", "5",
+                       "--rtol", "0", "--atol", "0", cwd=tmp_path)
   assert result.returncode == 1, result.stdout + result.stderr
   assert result.stdout.splitlines()[-1].endswith("NO")
 
 
-def test_keras3_only_algorithm_gets_the_legacy_bridge(tmp_path):
-  result = parity("--optimizer", "adamw", "--steps", "5", cwd=tmp_path)
+def test_keras3_only_algorithm_gets_the_legacy_bridge(parity_here, tmp_path):
+  result = parity_here("--optimizer", "adamw", "--steps", "5", cwd=tmp_path)
   assert result.returncode == 0, result.stderr
   names = [line.split()[0] for line in result.stdout.splitlines()[3:]]
   assert names == ["keras.optimizers.AdamW", "jaxopt_port.adamw",
                    "tf_bridge.AdamW", "tf_bridge.legacy.AdamW"]
 
 
-def test_unknown_optimizer(tmp_path):
-  result = parity("--optimizer", "adamm", cwd=tmp_path)
+def test_unknown_optimizer(parity_here, tmp_path):
+  result = parity_here("--optimizer", "adamm", cwd=tmp_path)
   assert result.returncode == 2
   message = result.stderr.strip().splitlines()[-1]
   assert "Unknown optimizer 'adamm'; known: " in message
@@ -122,11 +143,11 @@ def test_unknown_optimizer(tmp_path):
                              "tf_bridge.ScheduleFreeAdamW",
                              "tf_bridge.legacy.ScheduleFreeAdamW"]),
 ])
-def test_every_kind_of_name(name, expected, tmp_path):
+def test_every_kind_of_name(name, expected, parity_here, tmp_path):
   """Without a native optimizer the port is the reference; TF1's names run
   TF1's class; ScheduleFreeAdamW's reference is Keras's JAX backend."""
-  result = parity("--optimizer", name, "--steps", "10", "--json", "r.json",
-                  cwd=tmp_path)
+  result = parity_here("--optimizer", name, "--steps", "10", "--json",
+                       "r.json", cwd=tmp_path)
   assert result.returncode == 0, result.stdout + result.stderr
   report = json.loads((tmp_path / "r.json").read_text())
   assert [row["name"].split(" (")[0] for row in report["implementations"]] \
@@ -164,7 +185,7 @@ def test_a_users_factory(tmp_path):
     assert row["losses"][-1] < row["losses"][0]
 
 
-def test_a_factory_that_does_not_exist(tmp_path):
-  result = parity("--factory", "my_optimizers:nothing", cwd=tmp_path)
+def test_a_factory_that_does_not_exist(parity_here, tmp_path):
+  result = parity_here("--factory", "my_optimizers:nothing", cwd=tmp_path)
   assert result.returncode == 2
   assert "No module named 'my_optimizers'" in result.stderr
