@@ -64,25 +64,20 @@ def buffers(tree):
           if leaf.size]
 
 
-def scanned(donated, kept=()):
-  """`STEPS` steps of each `(transform, params, state)` of `donated` and
-  of `kept`, each in a `lax.scan` (which refuses a carry whose type
-  changes), all in one jitted call (one compile: it costs more than the
-  steps); the runs of `donated` give their params' and state's buffers to
-  XLA. Their final (params, state), in that order."""
-  transforms = [transform for transform, _, _ in [*donated, *kept]]
-
+def scanned(donated, kept):
+  """`STEPS` steps of two `(transform, params, state)` runs, each in a
+  `lax.scan` (which refuses a carry whose type changes), both in one
+  jitted call (one compile: it costs more than the steps); `donated` gives
+  its params' and state's buffers to XLA. Their final (params, state)."""
   def scan(transform, carry):
     step = train_step(transform)
     return jax.lax.scan(lambda carry, grads: (step(*carry, grads), None),
                         carry, STACKED_GRADIENTS)[0]
 
-  run = jax.jit(lambda donated, kept: [
-      scan(transform, carry)
-      for transform, carry in zip(transforms, [*donated, *kept])],
+  run = jax.jit(lambda donated_carry, kept_carry: (
+      scan(donated[0], donated_carry), scan(kept[0], kept_carry)),
                 donate_argnums=(0,))
-  return run([(params, state) for _, params, state in donated],
-             [(params, state) for _, params, state in kept])
+  return run(donated[1:], kept[1:])
 
 
 @pytest.mark.parametrize("name,factory,kwargs", CASES, ids=IDS)
@@ -102,7 +97,7 @@ def test_own_buffers_donation_and_stable_layout(name, factory, kwargs):
   injected = optax.inject_hyperparams(factory)(**kwargs)
   injected_state = injected.init(PARAMS)
   (new_params, new_state), (injected_params, injected_after) = scanned(
-      [(transform, params, state)], [(injected, PARAMS, injected_state)])
+      (transform, params, state), (injected, PARAMS, injected_state))
   assert layout(new_state) == layout(state)
   assert layout(injected_after) == layout(injected_state)
   # XLA took the buffers over (a leaf it could not reuse stays alive).
