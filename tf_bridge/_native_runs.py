@@ -9,10 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-
-def _is_keras3(optimizer: Any) -> bool:
-  import keras  # pylint: disable=import-outside-toplevel
-  return isinstance(optimizer, keras.optimizers.Optimizer)
+from tf_bridge._state import _is_keras3
 
 
 def native_trajectory(optimizer: Any, initial: Sequence[np.ndarray],
