@@ -118,8 +118,8 @@ def plot(report: dict[str, Any], path: str) -> None:
   diffs.set(title=f"difference from the reference, at the element nearest "
             f"its bound: {verdict}", xlabel="step",
             ylabel="|value - reference|", yscale="log")
-  for axes in (losses, diffs):
-    axes.legend(fontsize=7, loc="best")
+  for axes, corner in ((losses, "upper right"), (diffs, "upper left")):
+    axes.legend(fontsize=7, loc=corner)
     axes.grid(True, which="both", alpha=0.3)
   figure.tight_layout()
   figure.savefig(path, dpi=110)

@@ -324,9 +324,9 @@ def rounding_sensitivity(comparison: Comparison, initial: Sequence[np.ndarray]
     moved = comparison.rerun([np.nextafter(v, np.float32(direction))
                               for v in initial])
     for index, (got, want) in enumerate(zip(moved, reference)):
-      sensitivity[index] = max(sensitivity[index], *(float(np.max(np.abs(
-          np.asarray(g, np.float64) - np.asarray(w, np.float64))))
-                                                      for g, w in zip(got, want)))
+      for value, start in zip(got, want):
+        apart = np.abs(np.asarray(value, np.float64) - start)
+        sensitivity[index] = max(sensitivity[index], float(np.max(apart)))
   return np.maximum.accumulate(sensitivity)
 
 
