@@ -38,7 +38,7 @@ def _largest(trajectory, reference):
 
 def test_rounding_alone_parts_legacy_rmsprop(legacy_rmsprop, problem):
   """What the bound is for: the port parts from native beyond atol, and
-  native parts from itself as much when it starts one ulp away."""
+  native parts from itself as much on the problem moved by one ulp."""
   reference = legacy_rmsprop.reference.trajectory
   port = legacy_rmsprop.runs[0]
   assert port.name == "jaxopt_port.legacy.rmsprop"
@@ -46,9 +46,11 @@ def test_rounding_alone_parts_legacy_rmsprop(legacy_rmsprop, problem):
   assert apart > 10 * 1e-6
   # The first 50 steps agree within the plain tolerance.
   assert _largest(port.trajectory[:50], reference[:50]) < 1e-6
-  itself = max(_largest(legacy_rmsprop.rerun(
-      [np.nextafter(v, np.float32(d)) for v in problem.initial]), reference)
-               for d in (np.inf, -np.inf))
+  itself = max(_largest(legacy_rmsprop.rerun(parity.Problem(
+      *(np.nextafter(v, np.float32(d)) for v in (
+          problem.inputs, problem.targets)), tuple(
+              np.nextafter(v, np.float32(d)) for v in problem.initial))),
+                         reference) for d in (np.inf, -np.inf))
   assert apart / 10 < itself < apart * 10
 
 
@@ -86,7 +88,7 @@ def test_a_one_percent_wrong_hyperparameter_fails(name, hyperparameters,
   port, as in the command)."""
   declaration = catalog.lookup(name)
   right = parity.catalog_reference(declaration, problem, STEPS, {})
-  rounding = parity.rounding_sensitivity(right, problem.initial)
+  rounding = parity.rounding_sensitivity(right, problem)
   for hyperparameter, transform in _mutants(declaration,
                                             hyperparameters).items():
     run = parity.run_port(transform, problem, STEPS, hyperparameter)

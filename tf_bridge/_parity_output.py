@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tf_bridge.parity import FEATURES, OUTPUTS
+from tf_bridge._parity_runs import FEATURES, OUTPUTS
 
 
 def _compared_with(row: dict[str, Any]) -> str:

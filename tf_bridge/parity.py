@@ -23,72 +23,40 @@ and OptimizerV2 classes.
 
 A value passes when `|value - reference| <= atol + rtol * |reference| +
 ROUNDING_FACTOR * rounding`, where `rounding` is the reference's own
-measured sensitivity to float32 rounding at that step and element: how far
-the reference moves from itself when it starts one float32 ulp away
-(`rounding_sensitivity`). Where steps keep shrinking it is far below the
-tolerance; where they do not (RMSprop near the optimum, whose steps stay
-about the learning rate) float32 trajectories of one formula part by
-rounding alone, and this term is what lets them agree, element by element,
-while a 1% wrong hyperparameter still parts from the first steps. The exit
-status is 1 when an implementation leaves its bound.
+measured sensitivity to float32 rounding by that step: how far it moves
+from itself on the problem moved one float32 ulp (`rounding_sensitivity`).
+Where steps keep shrinking it is far below the tolerance; where they do not
+(RMSprop near the optimum, whose steps stay about the learning rate; COCOB)
+float32 runs of one formula part by rounding alone, and this term is what
+lets them agree, while a 1% wrong hyperparameter still parts in the first
+steps, before rounding is amplified. A reference that moves less than
+`testing.POWER` tolerances from its start fails its rows: a comparison
+that cannot fail proves nothing. The exit status is 1 when a row fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import importlib
 import inspect
 import json
 import os
 import sys
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from tf_bridge import catalog, testing
+from tf_bridge._parity_runs import (Problem, Run, make_problem, run_keras,
+                                    run_port)
 
-SAMPLES, FEATURES, OUTPUTS = 64, 8, 4
 # How many times the reference's measured rounding sensitivity a value may
-# part from the reference beyond `atol + rtol * |reference|`: port and
-# native part by about 1x where rounding is amplified (tests/
-# test_parity_rounding.py measures it), a 1% wrong learning rate by 1e3x
-# and more.
+# part from the reference beyond `atol + rtol * |reference|`: where rounding
+# is amplified, port and native part by up to about 1x (legacy RMSprop
+# 0.1 of this bound), a 1% wrong hyperparameter by far more in its first
+# steps (tests/test_parity_rounding.py).
 ROUNDING_FACTOR = 10.0
-
-
-@dataclasses.dataclass(frozen=True)
-class Problem:
-  inputs: np.ndarray
-  targets: np.ndarray
-  initial: tuple[np.ndarray, np.ndarray]  # kernel, bias
-
-
-def make_problem(seed: int) -> Problem:
-  """Targets of a kernel and bias of scale 0.1, noise 0.01, the kernel
-  starting at scale 0.01: at the common default learning rate, 0.001,
-  whose steps move a parameter at most 0.1 in 100 steps, most optimizers
-  take the loss down several-fold."""
-  rng = np.random.default_rng(seed)
-  inputs = rng.standard_normal((SAMPLES, FEATURES)).astype(np.float32)
-  true_kernel = 0.1 * rng.standard_normal((FEATURES, OUTPUTS))
-  true_bias = 0.1 * rng.standard_normal(OUTPUTS)
-  targets = (inputs @ true_kernel + true_bias + 0.01 * rng.standard_normal(
-      (SAMPLES, OUTPUTS))).astype(np.float32)
-  kernel = (0.01 * rng.standard_normal((FEATURES, OUTPUTS))).astype(np.float32)
-  bias = np.zeros(OUTPUTS, np.float32)
-  return Problem(inputs, targets, (kernel, bias))
-
-
-@dataclasses.dataclass
-class Run:
-  """One implementation's training run."""
-  name: str
-  trajectory: list[list[np.ndarray]]  # Parameters after each step.
-  losses: list[float]  # Loss after each step.
-  seconds_per_step: float | None  # None: not timed (another process).
 
 
 @dataclasses.dataclass
@@ -98,9 +66,9 @@ class Comparison:
   reference: Run
   # What the reference is, for the table: "native class", ...
   kind: str
-  # The reference trained from another start (same problem otherwise):
-  # how its rounding sensitivity is measured.
-  rerun: Callable[[Sequence[np.ndarray]], list[list[np.ndarray]]]
+  # The reference's trajectory on another problem (the same one moved by
+  # an ulp): how its rounding sensitivity is measured.
+  rerun: Callable[[Problem], list[list[np.ndarray]]]
   runs: list[Run]
 
 
@@ -109,79 +77,6 @@ NATIVE_EAGER = "native class, run eagerly"
 NATIVE_ELSEWHERE = "native class on Keras's {backend} backend, own process"
 PORT_ONLY = "the port: no native class runs here"
 FACTORY = "your factory, in JAX"
-
-
-def _timed_loop(step, steps: int) -> tuple[list[Any], float]:
-  """Runs `step()` `steps` times; the time excludes the first (build) call."""
-  results = [step()]
-  start = time.perf_counter()
-  results += [step() for _ in range(steps - 1)]
-  return results, (time.perf_counter() - start) / max(steps - 1, 1)
-
-
-def run_keras(optimizer: Any, problem: Problem, steps: int, name: str
-              ) -> Run:
-  """Trains with a Keras optimizer of any generation, native or bridged,
-  a step per eager call."""
-  import keras  # pylint: disable=import-outside-toplevel
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  inputs, targets = tf.constant(problem.inputs), tf.constant(problem.targets)
-  make = (keras.Variable if isinstance(optimizer, keras.optimizers.Optimizer)
-          else tf.Variable)
-  variables = [make(value, name=label) for value, label in
-               zip(problem.initial, ("kernel", "bias"))]
-
-  def loss_value():
-    kernel, bias = variables
-    return tf.reduce_mean(tf.square(tf.matmul(inputs, kernel) + bias - targets))
-
-  def step():
-    with tf.GradientTape() as tape:
-      loss = loss_value()
-    testing.apply_gradients(optimizer, tape.gradient(loss, variables),
-                            variables)
-    return [np.array(v.numpy()) for v in variables], float(loss_value())
-
-  results, seconds = _timed_loop(step, steps)
-  return Run(name, [r[0] for r in results], [r[1] for r in results], seconds)
-
-
-@functools.lru_cache(maxsize=4)
-def _port_step(transform: Any) -> Callable[..., Any]:
-  """`transform`'s jitted training step, compiled once for all its runs
-  (the reference's reruns from another start among them)."""
-  import jax  # pylint: disable=import-outside-toplevel
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-  import optax  # pylint: disable=import-outside-toplevel
-
-  def loss_fn(params, inputs, targets):
-    kernel, bias = params
-    return jnp.mean(jnp.square(inputs @ kernel + bias - targets))
-
-  @jax.jit
-  def train_step(params, state, inputs, targets):
-    gradients = jax.grad(loss_fn)(params, inputs, targets)
-    updates, state = transform.update(gradients, state, params)
-    params = optax.apply_updates(params, updates)
-    return params, state, loss_fn(params, inputs, targets)
-
-  return train_step
-
-
-def run_port(transform: Any, problem: Problem, steps: int, name: str) -> Run:
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
-  train_step = _port_step(transform)
-  inputs, targets = jnp.asarray(problem.inputs), jnp.asarray(problem.targets)
-  params = [jnp.asarray(value) for value in problem.initial]
-  state = transform.init(params)
-
-  def step():
-    nonlocal params, state
-    params, state, loss = train_step(params, state, inputs, targets)
-    return [np.asarray(p) for p in params], float(loss)
-
-  results, seconds = _timed_loop(step, steps)
-  return Run(name, [r[0] for r in results], [r[1] for r in results], seconds)
 
 
 def run_native(declaration: catalog.Declaration, problem: Problem,
@@ -236,13 +131,13 @@ def catalog_reference(declaration: catalog.Declaration, problem: Problem,
   if declaration.has_native:
     return Comparison(
         run_native(declaration, problem, steps, arguments),
-        _native_kind(declaration), lambda initial: run_native(
-            declaration, _starting_at(problem, initial), steps,
+        _native_kind(declaration), lambda moved: run_native(
+            declaration, moved, steps,
             arguments).trajectory, [])
   transform = declaration.make_port(**arguments)
   port = run_port(transform, problem, steps, declaration.port_path)
-  return Comparison(port, PORT_ONLY, lambda initial: run_port(
-      transform, _starting_at(problem, initial), steps,
+  return Comparison(port, PORT_ONLY, lambda moved: run_port(
+      transform, moved, steps,
       port.name).trajectory, [])
 
 
@@ -258,10 +153,6 @@ def catalog_comparison(declaration: catalog.Declaration, problem: Problem,
       run_keras(cls(**{**declaration.required, **arguments}), problem, steps,
                 name) for name, cls in bridged_classes(declaration)]
   return comparison
-
-
-def _starting_at(problem: Problem, initial: Sequence[np.ndarray]) -> Problem:
-  return dataclasses.replace(problem, initial=tuple(initial))
 
 
 def declarations_for(name: str) -> list[catalog.Declaration]:
@@ -305,24 +196,27 @@ def factory_comparison(spec: str, problem: Problem, steps: int,
                           f"{module.__name__}.keras_optimizer({spec})"))
   transform = factory(**arguments)
   reference = run_port(transform, problem, steps, f"{spec} (JAX)")
-  return Comparison(reference, FACTORY, lambda initial: run_port(
-      transform, _starting_at(problem, initial), steps,
+  return Comparison(reference, FACTORY, lambda moved: run_port(
+      transform, moved, steps,
       reference.name).trajectory, runs)
 
 
-def rounding_sensitivity(comparison: Comparison, initial: Sequence[np.ndarray]
+def rounding_sensitivity(comparison: Comparison, problem: Problem
                          ) -> np.ndarray:
-  """Per step, the most any element of the reference moves from itself
-  when it starts one float32 ulp above or below `initial` (every element at
-  once), the largest so far: what float32 rounding alone does to the run
-  by then. Where steps shrink it stays near an ulp; where they do not, a
-  rounding difference grows as fast in one element as in the others that
-  the loss couples it with, so one bound serves the whole step."""
+  """Per step, the most any element of the reference moves from itself on
+  the problem moved one float32 ulp up or down (its inputs, targets and
+  start), the largest so far: what float32 rounding alone does to the run
+  by then, a rounding difference in every step's gradient as two
+  implementations have. Where steps shrink it stays near an ulp; where
+  they do not it grows as fast in one element as in the others that the
+  loss couples it with, so one bound serves the whole step."""
   reference = comparison.reference.trajectory
   sensitivity = np.zeros(len(reference))
   for direction in (np.inf, -np.inf):
-    moved = comparison.rerun([np.nextafter(v, np.float32(direction))
-                              for v in initial])
+    ulp = lambda values: np.nextafter(values, np.float32(direction))  # pylint: disable=cell-var-from-loop,unnecessary-lambda-assignment
+    moved = comparison.rerun(Problem(
+        ulp(problem.inputs), ulp(problem.targets),
+        tuple(ulp(value) for value in problem.initial)))
     for index, (got, want) in enumerate(zip(moved, reference)):
       for value, start in zip(got, want):
         apart = np.abs(np.asarray(value, np.float64) - start)
@@ -373,7 +267,7 @@ def report(title: str, comparisons: Sequence[Comparison], problem: Problem,
   rows, still = [], []
   for comparison in comparisons:
     reference = comparison.reference
-    rounding = rounding_sensitivity(comparison, problem.initial)
+    rounding = rounding_sensitivity(comparison, problem)
     moves = testing.movement(reference.trajectory, problem.initial,
                              rtol=rtol, atol=atol)
     if not moves >= testing.POWER:
@@ -459,12 +353,19 @@ def _parser() -> argparse.ArgumentParser:
       description="Train one optimizer natively in Keras, as its JAX port "
       "and as its bridged Keras classes on the same problem, and report "
       "how far each is from its reference at every step.",
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+      epilog="A value passes within atol + rtol * |reference| + "
+      f"{ROUNDING_FACTOR:g} x the reference's own measured sensitivity to "
+      "float32 rounding at that step. Each row says what its reference is: "
+      "a native class (in this process, or on another Keras backend in a "
+      "process of its own), or, where no native class runs here, the port "
+      "itself (then only the bridges are checked). Exit status: 0 when "
+      "every row passes, 1 when one does not, 2 for bad input.")
   which = parser.add_mutually_exclusive_group()
   which.add_argument("--optimizer", default="adam", metavar="NAME",
                      help="a cataloged optimizer: adam (Keras 3, with its "
                      "tf_keras legacy namesake), legacy.rmsprop, tf1.momentum, "
-                     "addons.lazy_adam, momentum_sgd, ... (see --list)")
+                     "addons.lazy_adam, momentum_sgd, ... (see --list; "
+                     "default: %(default)s)")
   which.add_argument("--all", action="store_true",
                      help="every cataloged optimizer, one summary row each")
   which.add_argument("--list", action="store_true",
@@ -475,21 +376,56 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument("--arguments", metavar="JSON", type=_parse_arguments,
                       default={}, help="hyperparameters for every "
                       "implementation in the run, e.g. "
-                      "'{\"learning_rate\": 0.01}'")
-  parser.add_argument("--steps", type=int, default=100,
-                      help="training steps (at least 2)")
-  parser.add_argument("--seed", type=int, default=0,
-                      help="seeds the problem and the start")
-  parser.add_argument("--rtol", type=float, default=1e-5,
-                      help="relative tolerance")
-  parser.add_argument("--atol", type=float, default=1e-6,
-                      help="absolute tolerance")
+                      "'{\"learning_rate\": 0.01}' (default: the "
+                      "optimizer's own defaults)")
+  parser.add_argument("--steps", type=int, default=100, metavar="N",
+                      help="training steps, at least 2 (default: "
+                      "%(default)s)")
+  parser.add_argument("--seed", type=int, default=0, metavar="N",
+                      help="seeds the problem and the starting point "
+                      "(default: %(default)s)")
+  parser.add_argument("--rtol", type=float, default=1e-5, metavar="R",
+                      help="relative tolerance (default: %(default)g)")
+  parser.add_argument("--atol", type=float, default=1e-6, metavar="A",
+                      help="absolute tolerance (default: %(default)g)")
   parser.add_argument("--json", metavar="PATH",
                       help="write the report as JSON here (a list of "
                       "reports with --all)")
   parser.add_argument("--plot", metavar="PATH",
                       help="write the loss and difference curves (PNG) here")
   return parser
+
+
+@dataclasses.dataclass(frozen=True)
+class RowSource:
+  """Where a run's comparisons come from (the catalog, a user's factory):
+  `check(arguments)` raises ValueError for input it refuses, before
+  anything runs; `comparisons(problem, steps, arguments)` gives them, per
+  report title."""
+  check: Callable[[dict[str, Any]], None]
+  comparisons: Callable[[Problem, int, dict[str, Any]],
+                        dict[str, list[Comparison]]]
+
+
+def catalog_source(names: Sequence[str]) -> RowSource:
+  """Cataloged optimizers, a report each (KeyError for an unknown name)."""
+  chosen = {name: declarations_for(name) for name in names}
+
+  def check(arguments):
+    for declarations in chosen.values():
+      check_arguments(declarations, arguments)
+
+  return RowSource(check, lambda problem, steps, arguments: {
+      name: [catalog_comparison(d, problem, steps, arguments)
+             for d in declarations] for name, declarations in chosen.items()})
+
+
+def factory_source(spec: str) -> RowSource:
+  """A user's factory (`--factory`): its arguments are checked when it is
+  called."""
+  return RowSource(lambda arguments: None,
+                   lambda problem, steps, arguments: {spec: [
+                       factory_comparison(spec, problem, steps, arguments)]})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -502,34 +438,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.error("--steps must be at least 2")
   if args.all and args.plot:
     parser.error("--plot draws one optimizer: not with --all")
-  names = catalog_names(merged=True) if args.all else [args.optimizer]
   try:
-    runs = {name: declarations_for(name) for name in names}
+    if args.factory:
+      source = factory_source(args.factory)
+    else:
+      source = catalog_source(catalog_names(merged=True) if args.all
+                              else [args.optimizer])
+    source.check(args.arguments)
   except KeyError as error:
     parser.error(error.args[0])
+  except ValueError as error:
+    parser.error(str(error))
   if "keras" not in sys.modules:
     os.environ["KERAS_BACKEND"] = "tensorflow"
   problem = make_problem(args.seed)
-  from tf_bridge import _parity_output  # pylint: disable=import-outside-toplevel
-  if args.factory:
-    try:
-      comparisons = [factory_comparison(args.factory, problem, args.steps,
-                                        args.arguments)]
-    except (ImportError, TypeError, ValueError) as error:
-      parser.error(str(error))
-    runs = {args.factory: comparisons}
-  else:
-    try:
-      for declarations in runs.values():
-        check_arguments(declarations, args.arguments)
-    except ValueError as error:
-      parser.error(str(error))
-    runs = {name: [catalog_comparison(d, problem, args.steps, args.arguments)
-                   for d in declarations]
-            for name, declarations in runs.items()}
+  try:
+    runs = source.comparisons(problem, args.steps, args.arguments)
+  except (ImportError, TypeError, ValueError) as error:
+    if not args.factory:
+      raise
+    parser.error(str(error))  # The user's module, function or arguments.
   reports = [report(name, comparisons, problem, args.steps, args.seed,
                     args.rtol, args.atol)
              for name, comparisons in runs.items()]
+  from tf_bridge import _parity_output  # pylint: disable=import-outside-toplevel
   if args.all:
     print(_parity_output.summary(reports))
   else:
