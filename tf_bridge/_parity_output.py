@@ -84,7 +84,7 @@ def plot(report: dict[str, Any], path: str) -> None:
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
   rows = report["implementations"]
-  figure, (losses, diffs) = plt.subplots(1, 2, figsize=(13, 5))
+  figure, (losses, diffs) = plt.subplots(1, 2, figsize=(13, 6.5))
   steps = np.arange(1, report["steps"] + 1)
   colours = plt.get_cmap("tab10").colors
   every = max(report["steps"] // 10, 1)
@@ -100,12 +100,15 @@ def plot(report: dict[str, Any], path: str) -> None:
     if reference:
       continue
     verdict = "pass" if row["ok"] else "FAIL"
+    if row["max_abs_diff"] == 0:
+      verdict += ", equal at every step (drawn at 1e-12)"
+    else:
+      verdict += f" ({row['tolerance_used']:.2g} of its bound)"
     diffs.plot(steps, np.maximum(row["worst_diff_per_step"], 1e-12),
                color=colour, marker=_MARKERS[index % len(_MARKERS)],
                markevery=(index * every // max(len(rows), 1), every),
                markersize=4, linewidth=1.4,
-               label=f"{row['name']} vs {row['reference']}: {verdict} "
-               f"({row['tolerance_used']:.2g} of its bound)")
+               label=f"{row['name']} vs {row['reference']}: {verdict}")
     diffs.plot(steps, row["bound_per_step"], color=colour, linestyle=":",
                linewidth=1.2)
   diffs.plot([], [], color="grey", linestyle=":",
@@ -113,14 +116,14 @@ def plot(report: dict[str, Any], path: str) -> None:
              f"{report['rtol']:g} x |reference| + "
              f"{report['rounding_factor']:g} x rounding")
   verdict = "all pass" if report["ok"] else "FAILS"
-  losses.set(title=f"{report['optimizer']}: training loss "
-             "(curves that coincide agree)", xlabel="step", ylabel="loss")
-  diffs.set(title=f"difference from the reference, at the element nearest "
-            f"its bound: {verdict}", xlabel="step",
+  losses.set(title=f"{report['optimizer']}: training loss\n(curves that "
+             "coincide agree)", xlabel="step", ylabel="loss")
+  diffs.set(title=f"difference from the reference: {verdict}\n(at the "
+            "element nearest its bound, dotted)", xlabel="step",
             ylabel="|value - reference|", yscale="log")
-  for axes, corner in ((losses, "upper right"), (diffs, "upper left")):
-    axes.legend(fontsize=7, loc=corner)
+  for axes in (losses, diffs):  # Legends below: the curves fill the axes.
+    axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12))
     axes.grid(True, which="both", alpha=0.3)
   figure.tight_layout()
-  figure.savefig(path, dpi=110)
+  figure.savefig(path, dpi=110, bbox_inches="tight")
   plt.close(figure)
