@@ -132,13 +132,11 @@ def catalog_reference(declaration: catalog.Declaration, problem: Problem,
     return Comparison(
         run_native(declaration, problem, steps, arguments),
         _native_kind(declaration), lambda moved: run_native(
-            declaration, moved, steps,
-            arguments).trajectory, [])
+            declaration, moved, steps, arguments).trajectory, [])
   transform = declaration.make_port(**arguments)
   port = run_port(transform, problem, steps, declaration.port_path)
   return Comparison(port, PORT_ONLY, lambda moved: run_port(
-      transform, moved, steps,
-      port.name).trajectory, [])
+      transform, moved, steps, port.name).trajectory, [])
 
 
 def catalog_comparison(declaration: catalog.Declaration, problem: Problem,
@@ -197,8 +195,7 @@ def factory_comparison(spec: str, problem: Problem, steps: int,
   transform = factory(**arguments)
   reference = run_port(transform, problem, steps, f"{spec} (JAX)")
   return Comparison(reference, FACTORY, lambda moved: run_port(
-      transform, moved, steps,
-      reference.name).trajectory, runs)
+      transform, moved, steps, reference.name).trajectory, runs)
 
 
 def rounding_sensitivity(comparison: Comparison, problem: Problem
