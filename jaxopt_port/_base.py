@@ -708,7 +708,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
 
     @functools.wraps(make_update_step)
     def factory(*args, **kwargs):
-      bound = signature.bind(*args, **kwargs)
+      bound = _checks.bound_arguments(make_update_step, signature, args,
+                                      kwargs)
       bound.apply_defaults()
       arguments = dict(bound.arguments)
       # Before `wrap`, whose learning-rate check would call `lr` by the
