@@ -1,31 +1,80 @@
-"""The project's command lines start TensorFlow without its C++ start-up
-lines."""
+"""TensorFlow started without the C++ lines it writes as its libraries load.
+
+TensorFlow 2.21 writes them before it reads `TF_CPP_MIN_LOG_LEVEL` (absl's
+"All log messages before absl::InitializeLog() ...", "oneDNN custom
+operations are on", "Could not find cuda drivers", later "failed call to
+cuInit"), and twice: `import tensorflow` loads its profiler plugin, a
+library with a copy of TensorFlow's runtime of its own, whose start-up
+writes them again. On a machine without a GPU they read as failures.
+"""
 
 import os
+import re
 import sys
+import tempfile
+
+# A line of TensorFlow's C++ log ("I0000 00:00:1796156556.592540    6912
+# port.cc:153] ..."): its severity's letter.
+_LOG_LINE = re.compile(r"([IWEF])\d{4} [\d:.]+ +\d+ [\w./-]+:\d+\] ")
+_ABSL_NOTICE = ("WARNING: All log messages before absl::InitializeLog() is "
+                "called are written to STDERR")
+_SEVERITIES = "IWEF"
+
+
+def kept_lines(text: str, level: int) -> str:
+  """`text` without TensorFlow's C++ log lines below `level` (as
+  `TF_CPP_MIN_LOG_LEVEL` counts: 1 drops I, 2 also W, 3 also E) nor absl's
+  notice about its own start; every other line as it was."""
+  kept = []
+  for line in text.splitlines(keepends=True):
+    match = _LOG_LINE.match(line)
+    if match and _SEVERITIES.index(match.group(1)) < level:
+      continue
+    if level >= 1 and line.rstrip("\n") == _ABSL_NOTICE:
+      continue
+    kept.append(line)
+  return "".join(kept)
+
+
+def _is_command() -> bool:
+  """Whether the process runs one of this package's command lines
+  (`python -m tf_bridge.parity`)."""
+  argv = list(getattr(sys, "orig_argv", ()))
+  command = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+  return command.startswith("tf_bridge.")
 
 
 def quiet_tensorflow_start() -> None:
-  """Imports TensorFlow with its standard error closed, in a process run as
-  one of this package's command lines (`python -m tf_bridge.parity`), unless
-  the user set `TF_CPP_MIN_LOG_LEVEL`: on a machine without a GPU its C++
-  start-up lines read as failures ("failed call to cuInit: ... CUDA
-  error"), and CUDA's stub writes some before TensorFlow reads any setting.
-  A failed import still raises, with its message. A program that imports
-  `tf_bridge` keeps TensorFlow's logging as it set it."""
-  argv = list(getattr(sys, "orig_argv", ()))
-  command = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-  if (not command.startswith("tf_bridge.")
-      or "TF_CPP_MIN_LOG_LEVEL" in os.environ or "tensorflow" in sys.modules):
+  """Imports TensorFlow, if it is not yet, holding back the C++ lines its
+  libraries write while they load below `TF_CPP_MIN_LOG_LEVEL`, which
+  TensorFlow reads only afterwards: what the variable asks for, kept from
+  the start. A command line of this package sets the variable to 3 unless
+  the user set it; a program sets it itself (0 or unset: every line is
+  written as TensorFlow writes it). Standard error is held in a file while
+  TensorFlow loads, and everything else written there then (Python's
+  warnings, a failed import's message) follows when it has."""
+  if "tensorflow" in sys.modules:
     return
-  os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+  if _is_command():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  try:
+    level = int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0"))
+  except ValueError:
+    return  # TensorFlow's to judge.
+  if level <= 0:
+    return
   sys.stderr.flush()
   saved = os.dup(2)
-  try:
-    with open(os.devnull, "w", encoding="utf-8") as devnull:
-      os.dup2(devnull.fileno(), 2)
+  with tempfile.TemporaryFile() as held:
+    os.dup2(held.fileno(), 2)
+    try:
       import tensorflow as tf  # pylint: disable=import-outside-toplevel
       tf.config.list_physical_devices()  # Where CUDA is looked for.
-  finally:
-    os.dup2(saved, 2)
-    os.close(saved)
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+      held.seek(0)
+      sys.stderr.write(kept_lines(held.read().decode(errors="replace"),
+                                  level))
+      sys.stderr.flush()
