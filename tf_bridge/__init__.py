@@ -15,11 +15,9 @@ optimizer state between a native Keras optimizer and its JAX port;
 native twin of its bridged optimizer, for users without this project.
 """
 
-from tf_bridge._backend import import_keras
-from tf_bridge._start import quiet_tensorflow_start
+from tf_bridge._start import start_keras
 
-quiet_tensorflow_start()
-import_keras()
+start_keras()
 
 # pylint: disable=wrong-import-position
 from tf_bridge import catalog

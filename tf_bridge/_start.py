@@ -13,6 +13,8 @@ import re
 import sys
 import tempfile
 
+from tf_bridge import _backend
+
 # A line of TensorFlow's C++ log ("I0000 00:00:1796156556.592540    6912
 # port.cc:153] ..."): its severity's letter.
 _LOG_LINE = re.compile(r"([IWEF])\d{4} [\d:.]+ +\d+ [\w./-]+:\d+\] ")
@@ -44,32 +46,37 @@ def _is_command() -> bool:
   return command.startswith("tf_bridge.")
 
 
-def quiet_tensorflow_start() -> None:
-  """Imports TensorFlow, if it is not yet, holding back the C++ lines its
-  libraries write while they load below `TF_CPP_MIN_LOG_LEVEL`, which
-  TensorFlow reads only afterwards: what the variable asks for, kept from
-  the start. A command line of this package sets the variable to 3 unless
-  the user set it; a program sets it itself (0 or unset: every line is
-  written as TensorFlow writes it). Standard error is held in a file while
-  TensorFlow loads, and everything else written there then (Python's
-  warnings, a failed import's message) follows when it has."""
-  if "tensorflow" in sys.modules:
-    return
-  if _is_command():
+def start_keras() -> None:
+  """Imports Keras (`_backend.import_keras`), and with it TensorFlow where
+  it is Keras's backend, holding back the C++ lines TensorFlow's libraries
+  write while they load below `TF_CPP_MIN_LOG_LEVEL`, which TensorFlow reads
+  only afterwards: what the variable asks for, kept from the start. A
+  command line of this package sets the variable to 3 unless the user set
+  it, and imports TensorFlow whatever the backend (the commands run it); a
+  program sets the variable itself (0 or unset: every line is written as
+  TensorFlow writes it). Standard error is held in a file meanwhile, and
+  everything else written there (Python's warnings, a failed import's
+  message) follows when Keras has started."""
+  command = _is_command()
+  if command:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
   try:
     level = int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0"))
   except ValueError:
-    return  # TensorFlow's to judge.
-  if level <= 0:
+    level = 0  # TensorFlow's to judge.
+  if level <= 0 or "tensorflow" in sys.modules:
+    _backend.import_keras()
     return
   sys.stderr.flush()
   saved = os.dup(2)
   with tempfile.TemporaryFile() as held:
     os.dup2(held.fileno(), 2)
     try:
-      import tensorflow as tf  # pylint: disable=import-outside-toplevel
-      tf.config.list_physical_devices()  # Where CUDA is looked for.
+      if command:
+        import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+      _backend.import_keras()
+      if "tensorflow" in sys.modules:  # Where CUDA is looked for.
+        sys.modules["tensorflow"].config.list_physical_devices()
     finally:
       sys.stderr.flush()
       os.dup2(saved, 2)
