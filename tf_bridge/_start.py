@@ -8,6 +8,7 @@ library with a copy of TensorFlow's runtime of its own, whose start-up
 writes them again. On a machine without a GPU they read as failures.
 """
 
+import importlib
 import os
 import re
 import sys
@@ -73,7 +74,7 @@ def start_keras() -> None:
     os.dup2(held.fileno(), 2)
     try:
       if command:
-        import tensorflow  # pylint: disable=import-outside-toplevel,unused-import
+        importlib.import_module("tensorflow")
       _backend.import_keras()
       if "tensorflow" in sys.modules:  # Where CUDA is looked for.
         sys.modules["tensorflow"].config.list_physical_devices()
