@@ -1515,3 +1515,231 @@ def test_a_tf_keras_2_11_model_file_continues_in_jax_and_back(suffix,
       model_steps(loaded_model, lambda g, v: loaded.apply_gradients(
           zip(g, v)), data[4 * (K + N):], N), later, rtol=1e-5, atol=1e-6,
       actual_name="tf_keras from the port's file")
+
+
+def keras3_steps(optimizer, model, gradients):
+  """`optimizer.apply` of the kernel's and bias's gradients; the weights
+  after each step."""
+  trajectory = []
+  for grads in gradients:
+    optimizer.apply([tf.constant(g) for g in grads[:2]],
+                    model.trainable_variables)
+    trajectory.append([v.numpy() for v in model.trainable_variables])
+  return trajectory
+
+
+def by_address(state, names=None):
+  """A state's leaves by path, a variable's entry its key: a dict key, or
+  `names[i]` for the i-th of a list."""
+  leaves = {}
+  for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+    address = tuple(
+        names[entry.idx] if names and isinstance(
+            entry, jax.tree_util.SequenceKey) else
+        entry.key if isinstance(entry, jax.tree_util.DictKey) else
+        jax.tree_util.keystr((entry,)) for entry in path)
+    leaves[address] = np.asarray(leaf)
+  return leaves
+
+
+def bridged_keras3(name):
+  declaration = catalog.lookup(name)
+  return getattr(importlib.import_module(declaration.bridge_path),
+                 declaration.class_name)(**own_arguments(name))
+
+
+def own_arguments(name):
+  return {**arguments(name), **OWN_ARGUMENTS.get(name, {})}
+
+
+# A file of the algorithm's own writer (TF1's class, its OptimizerV2 twin)
+# into its class on Keras 3: TF1's, TF Addons', another library's, a Keras 3
+# algorithm legacy lacks, a classic.
+OWN_CASES = ["tf1.adam", "tf1.ftrl", "addons.lazy_adam",
+             "hf.adam_weight_decay", "lion", "momentum_sgd"]
+OWN_ARGUMENTS = {"momentum_sgd": {"momentum": 0.9}}
+
+
+@pytest.mark.parametrize("name", OWN_CASES)
+def test_a_file_restores_into_its_algorithms_keras3_class(name, tmp_path):
+  """`restore` into the Keras 3 class of the writer's own algorithm
+  (`tf_bridge.tf1.Adam` for TF1's `AdamOptimizer`): the state is the
+  file's, bit for bit (TF1 Adam's beta powers too), and the run continues
+  on the writer's trajectory; a fresh optimizer parts."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup(name)
+  initial, gradients = problem(31)
+  if declaration.generation == catalog.TF1:
+    program = Tf1Program(declaration, initial)
+    program.steps(gradients[:K])
+    path, scope = program.save(tmp_path / "file"), "dense/"
+  else:
+    writer = getattr(importlib.import_module(declaration.legacy_bridge_path),
+                     declaration.class_name)(**own_arguments(name))
+    program = Tf2Program(declaration, initial, optimizer=writer)
+    program.steps(gradients[:K])
+    path = program.checkpoint.write(str(tmp_path / "file"))
+    scope = "model/dense/"
+  native = program.steps(gradients[K:K + N])
+
+  def continued(fresh):
+    model = keras.Sequential([keras.Input((2,)),
+                              keras.layers.Dense(3, name="dense")], name="m")
+    optimizer = bridged_keras3(name)
+    checkpoints.restore(path, model, optimizer,
+                        assignment_map={scope: "m/dense/"})
+    assert int(optimizer.iterations) == K
+    if fresh:
+      optimizer = bridged_keras3(name)
+    else:
+      from tf_bridge import _state  # pylint: disable=import-outside-toplevel
+      _, written = checkpoints.read(path, catalog.lookup(
+          "legacy." + name if name == "momentum_sgd" else name).make_port(
+              **own_arguments(name)))
+      restored = by_address(_state.state_of(
+          optimizer, model.trainable_variables, declaration),
+                            [scope + "kernel", scope + "bias"])
+      written = by_address(written)
+      assert restored and set(restored) <= set(written)
+      for address, leaf in restored.items():
+        np.testing.assert_array_equal(leaf, written[address], err_msg=str(
+            address))
+    return keras3_steps(optimizer, model, gradients[K:K + N])
+
+  expected = [step[:2] for step in native]
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name="after restore",
+                               expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)
+
+
+def test_a_tf1_adam_file_into_keras3_adam_needs_its_count_to_be_adams(
+    tmp_path):
+  """Keras 3's Adam keeps no beta powers: it derives its bias correction
+  from its count. A TF1 Adam file whose `global_step` is not its Adam's
+  steps (here 2 more), or a Keras 3 Adam of other betas, is refused with
+  that reason and nothing assigned; `tf_bridge.tf1.Adam`, which keeps the
+  powers, takes the file and continues on TF1's trajectory. A file of
+  another algorithm, or a class that is no Keras 3 optimizer of the
+  catalog, is refused naming it."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(32)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  counted = program.save(tmp_path / "counted")
+  with program.graph.as_default():
+    program.session.run(tf.compat.v1.train.get_global_step().assign_add(2))
+  path = program.save(tmp_path / "offset")
+  native = program.steps(gradients[K:K + N])
+
+  def model():
+    return keras.Sequential([keras.Input((2,)),
+                             keras.layers.Dense(3, name="dense")], name="m")
+
+  target = model()
+  before = target.get_weights()
+  with pytest.raises(ValueError, match=(
+      "keeps beta1_power = .*, which tf_bridge.Adam \\(or "
+      "keras.optimizers.Adam\\) does not keep: it derives it from its step "
+      f"count \\(the file's global_step: {K + 2}\\) and its beta1, beta2, "
+      "epsilon, which give .* restore it into tf_bridge.tf1.Adam")):
+    checkpoints.restore(path, target, keras.optimizers.Adam(0.01))
+  for weight, value in zip(target.get_weights(), before):
+    np.testing.assert_array_equal(weight, value)
+  with pytest.raises(ValueError, match="keeps beta1_power"):
+    checkpoints.restore(counted, model(), keras.optimizers.Adam(
+        0.01, beta_1=0.8))
+  checkpoints.restore(counted, model(), keras.optimizers.Adam(0.01))
+
+  optimizer = tf_bridge.tf1.Adam(0.01)
+  checkpoints.restore(path, target, optimizer)
+  assert int(optimizer.iterations) == K + 2
+  testing.compare_trajectories(
+      keras3_steps(optimizer, target, gradients[K:K + N]),
+      [step[:2] for step in native], rtol=1e-5, atol=1e-6,
+      actual_name="tf_bridge.tf1.Adam after restore", expected_name="TF1")
+
+  with pytest.raises(ValueError, match=(
+      "does not hold the state of tf_bridge.tf1.RMSProp: .* holds slots "
+      "named 'Adam' .* point to tensorflow.compat.v1.train.AdamOptimizer")):
+    checkpoints.restore(path, model(), tf_bridge.tf1.RMSProp(0.01))
+  with pytest.raises(ValueError, match=(
+      "is a TF1 Saver file, and no optimizer that writes one keeps the "
+      "state of tf_bridge.addons.LazyAdam")):
+    checkpoints.restore(path, model(), tf_bridge.addons.LazyAdam(0.01))
+  with pytest.raises(TypeError, match=(
+      "tf_keras.src.optimizers.adam.Adam is not a Keras 3 optimizer")):
+    checkpoints.restore(path, model(), tf_keras.optimizers.Adam(0.01))
+
+
+def test_restore_takes_the_files_learning_rate_as_tf_keras_resume_does(
+    tmp_path):
+  """A tf_keras run whose learning rate was lowered (as ReduceLROnPlateau
+  does), saved by legacy Adam (`save_weights`) and by tf_keras 2.11+ Adam
+  (`tf.train.Checkpoint`): tf_keras's own resume, into an optimizer made
+  with the first rate, continues with the file's rate; so does the Keras 3
+  optimizer after `restore`, on the same trajectory. One made with a
+  schedule keeps it."""
+  import keras  # pylint: disable=import-outside-toplevel
+  data = np.random.default_rng(33).standard_normal((40, 2)).astype(
+      np.float32)
+  start = keras3_model("start").get_weights()
+
+  def tf_keras_run(make, save, load):
+    model = tf_keras.Sequential([tf_keras.layers.Dense(3, input_shape=(2,)),
+                                 tf_keras.layers.Dense(1)])
+    model.set_weights(start)
+    optimizer = make(0.1)
+    model_steps(model, lambda g, v: optimizer.apply_gradients(zip(g, v)),
+                data, K)
+    optimizer.learning_rate = 0.02
+    saved = save(model, optimizer)
+    resumed = tf_keras.Sequential([
+        tf_keras.layers.Dense(3, input_shape=(2,)), tf_keras.layers.Dense(1)])
+    again = make(0.1)
+    load(resumed, again, saved)
+    expected = model_steps(
+        resumed, lambda g, v: again.apply_gradients(zip(g, v)),
+        data[4 * K:], N)
+    return saved, expected, float(again.learning_rate)
+
+  def save_weights(model, optimizer):
+    model.optimizer = optimizer
+    model.save_weights(str(tmp_path / "legacy"))
+    return str(tmp_path / "legacy")
+
+  def load_weights(model, optimizer, saved):
+    model.optimizer = optimizer
+    model.load_weights(saved)
+
+  def write(model, optimizer):
+    return tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+        str(tmp_path / "tf_keras"))
+
+  def read(model, optimizer, saved):
+    optimizer.build(model.trainable_variables)
+    tf.train.Checkpoint(model=model, optimizer=optimizer).read(saved)
+
+  for make, save, load in (
+      (tf_keras.optimizers.legacy.Adam, save_weights, load_weights),
+      (tf_keras.optimizers.Adam, write, read)):
+    saved, expected, rate = tf_keras_run(make, save, load)
+    assert rate == np.float32(0.02)
+    model = keras3_model(f"resumed_{make.__module__.split('.')[-2]}")
+    optimizer = keras.optimizers.Adam(0.1)
+    checkpoints.restore(saved, model, optimizer)
+    continued = model_steps(model, optimizer.apply, data[4 * K:], N)
+    assert float(optimizer.learning_rate) == rate
+    testing.compare_trajectories(continued, expected, rtol=1e-5, atol=1e-6,
+                                 actual_name="Keras 3 after restore",
+                                 expected_name="tf_keras's resume")
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+    scheduled = keras.optimizers.Adam(schedule)
+    checkpoints.restore(saved, keras3_model("scheduled"), scheduled)
+    assert scheduled._learning_rate is schedule  # pylint: disable=protected-access
+    assert int(scheduled.iterations) == K
