@@ -15,6 +15,8 @@ import inspect
 import json
 import os
 import re
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -1743,3 +1745,84 @@ def test_restore_takes_the_files_learning_rate_as_tf_keras_resume_does(
     checkpoints.restore(saved, keras3_model("scheduled"), scheduled)
     assert scheduled._learning_rate is schedule  # pylint: disable=protected-access
     assert int(scheduled.iterations) == K
+
+
+def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
+  """A TF1 program that saved no `global_step`: `convert --to tf1`,
+  directly and through orbax, writes none (never an invented count), and
+  the program's own Saver restores the file and continues; a file with a
+  `global_step` keeps its count."""
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(34)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  counted = program.save(tmp_path / "counted")
+  with program.graph.as_default():
+    saver = tf.compat.v1.train.Saver(
+        [v for v in tf.compat.v1.global_variables()
+         if v.op.name != "global_step"])
+    path = saver.save(program.session, str(tmp_path / "uncounted"))
+  native = program.steps(gradients[K:])
+  convert = ["--optimizer", "tf1.adam", "--to"]
+  assert command.main(["convert", path, str(tmp_path / "direct"), *convert,
+                       "tf1"]) == 0
+  assert command.main(["convert", path, str(tmp_path / "jax"), *convert,
+                       "orbax"]) == 0
+  assert command.main(["convert", str(tmp_path / "jax"),
+                       str(tmp_path / "through_orbax"), *convert, "tf1"]) == 0
+  for written in ("direct", "through_orbax"):
+    assert "global_step" not in dict(tf.train.list_variables(
+        str(tmp_path / written)))
+    with program.graph.as_default():
+      saver.restore(program.session, str(tmp_path / written))
+    testing.compare_trajectories(program.steps(gradients[K:]), native,
+                                 rtol=1e-5, atol=1e-6,
+                                 actual_name=f"TF1 from the {written} file")
+  assert command.main(["convert", counted, str(tmp_path / "kept"), *convert,
+                       "tf1"]) == 0
+  assert tf.train.load_checkpoint(str(tmp_path / "kept")).get_tensor(
+      "global_step") == K
+
+
+TF1_CHECKPOINTS = os.path.join(os.path.dirname(__file__), "scripts",
+                               "tf1_checkpoints.py")
+
+
+def test_every_function_works_inside_a_tf1_program():
+  """tests/scripts/tf1_checkpoints.py, eager execution disabled: `read` of
+  the program's Saver file and of its `tf.compat.v1.train.Checkpoint`
+  continues on its trajectory, `write` into each (restored by the
+  program's own `Saver.restore` and `Checkpoint.restore`) gives its
+  slots, beta powers and step bit for bit and continues on it, `inspect`
+  lists the file and `convert` to orbax and back gives a file the program
+  restores and continues from; `restore` (Keras 3 runs eagerly only) is
+  refused with that reason."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  # The script imports the code under test, as this process does.
+  environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+      filter(None, [root, os.environ.get("PYTHONPATH")]))}
+  result = subprocess.run([sys.executable, TF1_CHECKPOINTS],
+                          capture_output=True, text=True, timeout=600,
+                          env=environment, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  run = json.loads(result.stdout)
+  trajectory = lambda steps: [[np.asarray(v, np.float32) for v in step]
+                              for step in steps]
+  for continued, expected in (("read", "native"), ("tf2_read", "native"),
+                              ("converted", "native"),
+                              ("written", "native_more"),
+                              ("tf2_written", "native_more")):
+    testing.compare_trajectories(trajectory(run[continued]),
+                                 trajectory(run[expected]), rtol=1e-5,
+                                 atol=1e-6, actual_name=continued,
+                                 expected_name="the TF1 program")
+  assert run["written_bit_identical"] and run["tf2_written_bit_identical"]
+  assert run["inspect"].splitlines()[1:3] == [
+      "dialect: TF1 name-based (Saver)",
+      "slots named 'Adam' point to tensorflow.compat.v1.train.AdamOptimizer "
+      "(read it with jaxopt_port.tf1.adam)"]
+  assert "  global_step = 6" in run["inspect"].splitlines()
+  assert run["restore_refused"].startswith(
+      "restore puts a checkpoint into a Keras 3 model and optimizer, which "
+      "run eagerly only, and eager execution is off here")
