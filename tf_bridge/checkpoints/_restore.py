@@ -5,11 +5,14 @@ checkpoint from a legacy Keras optimizer into a v2.11+ Optimizer"), reads
 no TF1 Saver file, and no TF checkpoint of a tf_keras 2.11+ optimizer into
 its own optimizers (their variables are by position: they are read through
 tf_keras's native class instead). `restore` maps the file's variables to
-the model's and
-the slots of the optimizer that wrote it to the Keras 3 optimizer's, for the
-algorithms whose state means the same in both (the catalog's `same_state`:
-legacy Adam's `m` is Keras 3 Adam's `momentum`, TF1 Adam's `global_step` its
-`iterations`).
+the model's and the state of the optimizer that wrote it to the Keras 3
+optimizer's: a file of the Keras 3 class's own algorithm (TF1's
+`AdamOptimizer` for `tf_bridge.tf1.Adam`, an OptimizerV2 twin's for TF
+Addons' classes, the classics, Keras 3's algorithms legacy lacks) through
+its port's state, and a file of an algorithm whose state means the same in
+the other generation (the catalog's `same_state`: legacy Adam's `m` is
+Keras 3 Adam's `momentum`, TF1 Adam's `global_step` its `iterations`) slot
+by slot.
 """
 
 from __future__ import annotations
