@@ -1826,3 +1826,39 @@ def test_every_function_works_inside_a_tf1_program():
   assert run["restore_refused"].startswith(
       "restore puts a checkpoint into a Keras 3 model and optimizer, which "
       "run eagerly only, and eager execution is off here")
+
+
+def test_a_tfrs_checkpoint_restores_into_its_keras3_class(tmp_path):
+  """TF Recommenders' ClippyAdagrad is a tf_keras 2.11+ optimizer: its file
+  (`tf.train.Checkpoint`, written here by its bridged tf_keras twin, with
+  the clipping factors) restores into `tf_bridge.tfrs.ClippyAdagrad` on
+  Keras 3, which continues on its trajectory; a fresh one parts."""
+  import tf_bridge.tf_keras.tfrs  # pylint: disable=import-outside-toplevel
+  import tf_bridge.tfrs  # pylint: disable=import-outside-toplevel
+  options = {"learning_rate": 0.1, "export_clipping_factors": True}
+  data = np.random.default_rng(35).standard_normal((40, 2)).astype(
+      np.float32)
+  model = tf_keras_model()
+  optimizer = tf_bridge.tf_keras.tfrs.ClippyAdagrad(**options)
+  apply = lambda grads, variables: optimizer.apply_gradients(
+      zip(grads, variables))
+  model_steps(model, apply, data, K)
+  saved = tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+      str(tmp_path / "run"))
+  expected = model_steps(model, apply, data[4 * K:], N)
+
+  def continued(fresh):
+    target = keras3_model(f"from_tfrs_{fresh}")
+    keras_optimizer = tf_bridge.tfrs.ClippyAdagrad(**options)
+    checkpoints.restore(saved, target, keras_optimizer)
+    assert int(keras_optimizer.iterations) == K
+    if fresh:
+      keras_optimizer = tf_bridge.tfrs.ClippyAdagrad(**options)
+    return model_steps(target, keras_optimizer.apply, data[4 * K:], N)
+
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name="Keras 3 after restore",
+                               expected_name="tf_keras")
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)

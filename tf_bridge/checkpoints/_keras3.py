@@ -372,12 +372,12 @@ def _flag_combinations(declaration: catalog.Declaration
 
 
 def native_like(declaration: catalog.Declaration, variables: list[Any],
-                count: int, path: str) -> Any:
-  """`declaration`'s native class built for `variables`, with the flags
-  that make it keep `count` variables."""
+                count: int, path: str, make: Any = None) -> Any:
+  """`declaration`'s native class (or the class `make` makes) built for
+  `variables`, with the flags that make it keep `count` variables."""
   kept = []
   for arguments in _flag_combinations(declaration):
-    optimizer = declaration.make_native(**arguments)
+    optimizer = (make or declaration.make_native)(**arguments)
     optimizer.build(variables)
     if len(optimizer.variables) == count:
       return optimizer

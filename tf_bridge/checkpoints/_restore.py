@@ -17,6 +17,7 @@ by slot.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 from typing import Any, Mapping
@@ -167,12 +168,21 @@ def _restore_positional(path: str, tensors: Mapping[str, np.ndarray],
         f"{path!r} holds a Keras 3 optimizer, of the same generation: Keras "
         "3 restores it itself (tf.train.Checkpoint(optimizer=optimizer)"
         ".read(path)).")
-  name = "tf_keras." + target.name
-  if name not in {d.name for d in catalog.CATALOG}:
-    raise ValueError(
-        f"{path!r} holds a tf_keras 2.11+ optimizer, and tf_keras has no "
-        f"twin of Keras 3's {target.class_name} to read it with.")
-  source = catalog.lookup(name)
+  if target.generation == catalog.TFRS:
+    # TF Recommenders' optimizers are tf_keras 2.11+ ones: the file is read
+    # into the bridged tf_keras class of the same algorithm.
+    source = target
+    host = getattr(importlib.import_module(target.bridge_path.replace(
+        "tf_bridge.", "tf_bridge.tf_keras.", 1)), target.class_name)
+    make = lambda **arguments: host(**{**target.required, **arguments})
+  else:
+    name = "tf_keras." + target.name
+    if name not in catalog.BY_NAME:
+      raise ValueError(
+          f"{path!r} holds a tf_keras 2.11+ optimizer, and tf_keras has no "
+          f"twin of {_described(target)} to read it with.")
+    source = catalog.lookup(name)
+    make = source.make_native
   weights = list(model.weights)
   stored = [key[:-len(_keras3.VALUE)] for key in tensors
             if key.endswith(_keras3.VALUE) and not key.startswith(owner + "/")]
@@ -185,7 +195,8 @@ def _restore_positional(path: str, tensors: Mapping[str, np.ndarray],
   stand_ins = [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=True)
                for v in trainable]
   native = _keras3.native_like(source, stand_ins,
-                               _keras3.object_count(tensors, owner), path)
+                               _keras3.object_count(tensors, owner), path,
+                               make)
   tf.train.Checkpoint(**{owner: native}).read(path).expect_partial()
   state = _state.state_of(native, stand_ins, source)
   for variable, value in assignments:
