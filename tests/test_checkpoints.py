@@ -1558,7 +1558,7 @@ def own_arguments(name):
 # into its class on Keras 3: TF1's, TF Addons', another library's, a Keras 3
 # algorithm legacy lacks, a classic.
 OWN_CASES = ["tf1.adam", "tf1.ftrl", "addons.lazy_adam",
-             "hf.adam_weight_decay", "lion", "momentum_sgd"]
+             "hf.adam_weight_decay", "tf_models.lars", "lion", "momentum_sgd"]
 OWN_ARGUMENTS = {"momentum_sgd": {"momentum": 0.9}}
 
 
@@ -1796,8 +1796,8 @@ def test_every_function_works_inside_a_tf1_program():
   program's own `Saver.restore` and `Checkpoint.restore`) gives its
   slots, beta powers and step bit for bit and continues on it, `inspect`
   lists the file and `convert` to orbax and back gives a file the program
-  restores and continues from; `restore` (Keras 3 runs eagerly only) is
-  refused with that reason."""
+  restores and continues from; `restore` and `read` of a Keras 3 file
+  (Keras 3 runs eagerly only) are refused with that reason."""
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   # The script imports the code under test, as this process does.
   environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -1826,6 +1826,8 @@ def test_every_function_works_inside_a_tf1_program():
   assert run["restore_refused"].startswith(
       "restore puts a checkpoint into a Keras 3 model and optimizer, which "
       "run eagerly only, and eager execution is off here")
+  assert "is read and written through its Keras model, which runs eagerly: "\
+      "eager execution is off here" in run["keras3_refused"]
 
 
 def test_a_tfrs_checkpoint_restores_into_its_keras3_class(tmp_path):

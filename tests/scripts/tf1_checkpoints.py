@@ -6,7 +6,8 @@ into the program's keys, and the program's `Saver.restore` continues N
 more; `inspect` and `convert` (to orbax and back to a TF1 file) run in the
 program too, and so do `read` and `write` of a TF2 object-based file the
 program writes (`tf.compat.v1.train.Checkpoint`); `restore` (into Keras 3,
-which runs eagerly only) is refused with the reason. Prints JSON: each
+which runs eagerly only) and `read` of a Keras 3 file (through its model)
+are refused with the reason. Prints JSON: each
 side's trajectory, whether the restored slots are the port's bit for bit,
 what `inspect` printed and the refusal.
 
@@ -145,4 +146,11 @@ try:
   checkpoints.restore(first, keras.Sequential(), keras.optimizers.Adam())
 except RuntimeError as error:
   result["restore_refused"] = str(error)
+with open(path("model.weights.h5"), "wb"):
+  pass
+try:
+  checkpoints.read(path("model.weights.h5"), jaxopt_port.adam(RATE),
+                   model=keras.Sequential())
+except RuntimeError as error:
+  result["keras3_refused"] = str(error)
 json.dump(result, sys.stdout)
