@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxopt_port import (_adadelta, _adagrad, _checks, _classic, _ftrl,
-                         _rmsprop)
+from jaxopt_port import _adadelta, _adagrad, _checks, _ftrl, _rmsprop, _sgd
 from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
                                with_tf1_arguments)
 
@@ -27,7 +26,7 @@ def gradient_descent() -> UpdateStep:
   Args:
     learning_rate: A float or a schedule (required).
   """
-  return _classic.vanilla_sgd_update_step()
+  return _sgd.sgd_update_step(momentum=0.0, nesterov=False)
 
 
 class MomentumSlots(NamedTuple):
