@@ -82,10 +82,16 @@ def _recording_references(optimizer: Any) -> Any:
 
 
 def copy_of(optimizer: Any) -> Any:
-  """A deep copy sharing only the distribution strategy (one per process)."""
-  memo = {id(value): value for value in vars(optimizer).values()
-          if isinstance(value, tf.distribute.Strategy)}
-  duplicate = copy.deepcopy(optimizer, memo)
+  """A deep copy sharing only the distribution strategy (one per process);
+  a Keras 3 optimizer from its config (its deep copy goes through Keras's
+  registry, where a user's class need not be)."""
+  import keras  # pylint: disable=import-outside-toplevel
+  if isinstance(optimizer, keras.optimizers.Optimizer):
+    duplicate = type(optimizer).from_config(optimizer.get_config())
+  else:
+    memo = {id(value): value for value in vars(optimizer).values()
+            if isinstance(value, tf.distribute.Strategy)}
+    duplicate = copy.deepcopy(optimizer, memo)
   if hasattr(duplicate, "add_variable_from_reference"):
     _recording_references(duplicate)
   return duplicate

@@ -11,6 +11,7 @@ graph holds only ops the converter has. The numbers are the kernels'.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 from typing import Callable, Iterator
@@ -198,34 +199,43 @@ def _unfused_kernel(formula: Callable[..., tuple], handles: int,
   return kernel
 
 
+@functools.cache
+def _substitutes() -> dict[int, tuple[str, Callable[..., tf.Operation]]]:
+  """By the id of each generated kernel function (`resource_apply_adam`) and
+  raw op (`tf.raw_ops.ResourceApplyAdam`): its name and its substitute."""
+  substitutes = {}
+  for op_name, (formula, handles) in _FORMULAS.items():
+    substitute = _unfused_kernel(formula, handles, _op_inputs(op_name))
+    generated = _snake(op_name)
+    substitutes[id(getattr(gen_training_ops, generated))] = (generated,
+                                                              substitute)
+    substitutes[id(getattr(tf.raw_ops, op_name))] = (op_name, substitute)
+  return substitutes
+
+
 @contextlib.contextmanager
 def unfused() -> Iterator[None]:
   """Within: every module's reference to a fused kernel (the generated
   `gen_training_ops.resource_apply_*`, their re-exports, `tf.raw_ops.*`)
   calls its formula in plain ops instead."""
+  substitutes = _substitutes()
+  names = {name for name, _ in substitutes.values()}
   replaced = []
   try:
-    for op_name, (formula, handles) in _FORMULAS.items():
-      op_def_inputs = _op_inputs(op_name)
-      substitute = _unfused_kernel(formula, handles, op_def_inputs)
-      originals = {
-          id(getattr(gen_training_ops, _snake(op_name))): substitute,
-          id(getattr(tf.raw_ops, op_name)): substitute,
-      }
-      for module in list(sys.modules.values()):
-        names = getattr(module, "__dict__", None)
-        if not names or not (module.__name__.startswith(
-            ("tensorflow", "tf_keras", "keras"))):
-          continue
-        for attribute in (_snake(op_name), op_name):
-          original = names.get(attribute)
-          if original is not None and id(original) in originals:
-            replaced.append((module, attribute, original))
-            setattr(module, attribute, originals[id(original)])
+    for module in list(sys.modules.values()):
+      if not getattr(module, "__name__", "").startswith(
+          ("tensorflow", "tf_keras", "keras")):
+        continue
+      attributes = vars(module)
+      for name in names.intersection(attributes):
+        original = attributes[name]
+        if id(original) in substitutes:
+          replaced.append((module, name, original))
+          setattr(module, name, substitutes[id(original)][1])
     yield
   finally:
-    for module, attribute, original in reversed(replaced):
-      setattr(module, attribute, original)
+    for module, name, original in reversed(replaced):
+      setattr(module, name, original)
 
 
 def _op_inputs(op_name: str) -> list[str]:

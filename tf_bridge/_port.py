@@ -10,7 +10,10 @@ by `tf2jax`. Fused training kernels are traced as their formulas
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import contextlib
+import logging
+import sys
+from typing import Any, Iterator, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -78,22 +81,65 @@ def _refuse_unconvertible(graph: tf.Graph, host: _hosts.Host,
           f"({op.name!r}) has no JAX counterpart in the converter.")
 
 
+_PLAIN = (bool, int, float, str, type(None), tuple)
+
+
 def _python_state(optimizer: Any) -> dict[str, Any]:
   """The optimizer's plain Python attributes (numbers, strings, tuples)."""
-  plain = (bool, int, float, str, type(None), tuple)
   return {name: value for name, value in vars(optimizer).items()
-          if isinstance(value, plain)}
+          if isinstance(value, _PLAIN)}
 
 
-def _refuse_python_state(before: dict, after: dict, class_name: str) -> None:
+def _innermost_hook(host: _hosts.Host) -> str:
+  frame = sys._getframe(2)  # pylint: disable=protected-access
+  while frame is not None:
+    if frame.f_code.co_name in host.hooks:
+      return frame.f_code.co_name
+    frame = frame.f_back
+  return "apply_gradients"
+
+
+@contextlib.contextmanager
+def _assignments_recorded(optimizer: Any, host: _hosts.Host,
+                          hooks: dict[str, str]) -> Iterator[None]:
+  """Within: `hooks[name]` is the hook that last set `optimizer.<name>`."""
+  cls = type(optimizer)
+
+  def __setattr__(self, name, value):
+    if isinstance(value, _PLAIN):
+      hooks[name] = _innermost_hook(host)
+    cls.__setattr__(self, name, value)
+
+  optimizer.__class__ = type(cls.__name__, (cls,),
+                             {"__setattr__": __setattr__})
+  try:
+    yield
+  finally:
+    optimizer.__class__ = cls
+
+
+def _refuse_python_state(before: dict, after: dict, hooks: dict[str, str],
+                         class_name: str) -> None:
   for name in sorted(set(before) | set(after)):
     if before.get(name, "<unset>") != after.get(name, "<unset>"):
       raise PortError(
-          f"tf_bridge.port cannot convert {class_name}.apply_gradients: it "
-          f"changes the Python attribute self.{name} at every step "
+          f"tf_bridge.port cannot convert "
+          f"{class_name}.{hooks.get(name, 'apply_gradients')}: it changes "
+          f"the Python attribute self.{name} at every step "
           f"({before.get(name, '<unset>')!r} -> "
           f"{after.get(name, '<unset>')!r}), state a traced step cannot "
           "carry; keep it in a variable (a slot, add_weight).")
+
+
+@contextlib.contextmanager
+def _quiet_absl() -> Iterator[None]:
+  logger = logging.getLogger("absl")
+  level = logger.level
+  logger.setLevel(logging.ERROR)
+  try:
+    yield
+  finally:
+    logger.setLevel(level)
 
 
 def _probe_values(spec: jax.ShapeDtypeStruct, seed: int) -> np.ndarray:
@@ -164,22 +210,29 @@ class _Conversion:
       # The first trace creates the slots; the second is the steady step,
       # and a Python attribute that differs after it changes at every step.
       tf.function(apply).get_concrete_function(grad_specs)
-      before = _python_state(tracer)
+      before, hooks = _python_state(tracer), {}
       step = tf.function(apply)
-      function = step.get_concrete_function(grad_specs)
-      _refuse_python_state(before, _python_state(tracer), class_name)
+      with _assignments_recorded(tracer, host, hooks):
+        function = step.get_concrete_function(grad_specs)
+      _refuse_python_state(before, _python_state(tracer), hooks, class_name)
       _refuse_unconvertible(function.graph, host, class_name)
-      self._jax_step, initial = tf2jax.convert(step, grad_specs)
+      with _quiet_absl():  # "No output nodes found": the step assigns only.
+        self._jax_step, initial = tf2jax.convert(step, grad_specs)
 
     keys = _tf2jax_keys(function)
     self._params = [keys[_handle(v)] for v in variables]
     slots = host.slots(tracer, variables)
-    self._slots = {name: [None if s is None else keys.get(_handle(s))
+    # Per slot and variable: its key in the step (None: the class keeps no
+    # such slot; "": the step does not read it, so it is carried as it is).
+    self._slots = {name: [None if s is None else keys.get(_handle(s), "")
                           for s in found] for name, found in slots.items()}
+    self._slot_starts = {name: [None if s is None else np.asarray(s.numpy())
+                                for s in found]
+                         for name, found in slots.items()}
     iterations = host.iterations(tracer, global_step)
     self._iterations = keys.get(_handle(iterations))
     roles = set(self._params) | {self._iterations} | {
-        key for found in self._slots.values() for key in found}
+        key for found in self._slots.values() for key in found if key}
     by_key = {key: v for v in function.variables
               for key in [keys.get(_handle(v))] if key is not None}
     self._variables = {}
@@ -210,7 +263,7 @@ class _Conversion:
       for i, (slot, other_slot) in enumerate(zip(found, other_slots[name])):
         if slot is None:
           continue
-        first = self._initial[self._slots[name][i]]
+        first = self._slot_starts[name][i]
         second = np.asarray(other_slot.numpy())
         if np.array_equal(first, second):
           continue
@@ -233,13 +286,14 @@ class _Conversion:
     slots = {}
     for name, found in self._slots.items():
       slot_leaves = []
-      for i, key in enumerate(found):
-        if key is None:
+      for i, start in enumerate(self._slot_starts[name]):
+        if start is None:
           slot_leaves.append(None)
         elif (name, i) in self._copies_param:
           slot_leaves.append(jnp.array(leaves[i], copy=True))
         else:
-          slot_leaves.append(initial(key))
+          slot_leaves.append(jnp.asarray(
+              start, dtype=jax.dtypes.canonicalize_dtype(start.dtype)))
       slots[name] = jax.tree.unflatten(treedef, slot_leaves)
     iterations = jnp.asarray(
         self._initial_iterations,
@@ -253,7 +307,7 @@ class _Conversion:
     inputs = dict(zip(self._params, leaves))
     for name, found in self._slots.items():
       for key, leaf in zip(found, treedef.flatten_up_to(state.slots[name])):
-        if key is not None:
+        if key:
           inputs[key] = leaf
     if self._iterations is not None:
       inputs[self._iterations] = state.iterations
@@ -270,7 +324,7 @@ class _Conversion:
     for name, found in self._slots.items():
       old = treedef.flatten_up_to(state.slots[name])
       slots[name] = jax.tree.unflatten(
-          treedef, [None if key is None else like(key, leaf)
+          treedef, [like(key, leaf) if key else leaf
                     for key, leaf in zip(found, old)])
     iterations = (state.iterations if self._iterations is None else
                   like(self._iterations, state.iterations))
