@@ -289,3 +289,65 @@ def test_tf_addons_classes_through_port(addons, name):
   assert addons[name]["tfa"] is None, addons[name]["tfa"]
   assert addons[name]["catalog"] is None, addons[name]["catalog"]
   assert addons[name]["mutant"] is not None
+
+
+ADOPTED = {
+    "CenteredMomentumSGD": (port_classes.CenteredMomentumSGD,
+                            dict(learning_rate=0.01, momentum=0.9),
+                            "momentum"),
+    "AdagradDecay": (port_classes.AdagradDecay,
+                     dict(learning_rate=0.1, accumulator_decay_step=10),
+                     "learning_rate"),
+    "SignMomentum": (port_classes.SignMomentum,
+                     dict(learning_rate=0.001, beta=0.9), "beta"),
+}
+
+
+@pytest.fixture(scope="module")
+def adopted_runs(problem):
+  """Each class natively, adopted, and adopted with one argument 1 % off,
+  in one `tf.function` call."""
+  initial, gradients = problem
+  optimizers = []
+  for cls, arguments, moved in ADOPTED.values():
+    adopted = tf_bridge.adopt(cls)
+    optimizers += [cls(**arguments), adopted(**arguments),
+                   adopted(**{**arguments, moved: arguments[moved] * 1.01})]
+  runs = testing.native_trajectories(optimizers, initial, gradients)
+  return {name: runs[3 * i:3 * i + 3] for i, name in enumerate(ADOPTED)}
+
+
+@pytest.mark.parametrize("name", ADOPTED)
+def test_adopted_class_follows_the_class_in_keras_3(adopted_runs, problem,
+                                                    name):
+  native, adopted, mutant = adopted_runs[name]
+  testing.compare_trajectories(adopted, native, rtol=RTOL, atol=ATOL,
+                               initial=problem[0], expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(mutant, native, rtol=RTOL, atol=ATOL,
+                                 initial=problem[0], expected_name=name)
+
+
+def test_adopted_class_is_a_keras_3_optimizer_of_the_users_module(tmp_path):
+  """The class's arguments and config, its slots by its names, Keras's
+  learning rate and attributes fed to the step; `fit`, `model.save` and
+  `load_model` (registered under the user's module)."""
+  adopted = tf_bridge.adopt(port_classes.CenteredMomentumSGD)
+  assert adopted.__name__ == "CenteredMomentumSGD"
+  assert adopted.__module__ == "port_classes"
+  optimizer = adopted(0.01, 0.9)
+  assert optimizer.get_config()["momentum"] == 0.9
+  model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2,
+                                                                  name="out")],
+                           name="net")
+  model.compile(optimizer=optimizer, loss="mse")
+  x, y = np.ones((8, 3), np.float32), np.zeros((8, 2), np.float32)
+  model.fit(x, y, epochs=2, verbose=0)
+  assert [v.name for v in optimizer.variables] == [
+      "iteration", "learning_rate", "net_out_kernel_momentum",
+      "net_out_bias_momentum"]
+  model.save(tmp_path / "model.keras")
+  loaded = keras.models.load_model(tmp_path / "model.keras")
+  assert type(loaded.optimizer) is adopted
+  for saved, restored in zip(optimizer.variables, loaded.optimizer.variables):
+    np.testing.assert_array_equal(saved.numpy(), restored.numpy())

@@ -285,6 +285,9 @@ class _Conversion:
 
     slots = {}
     for name, found in self._slots.items():
+      if not leaves:  # An empty tree (optax.tree_map_params's placeholder).
+        slots[name] = jax.tree.unflatten(treedef, [])
+        continue
       slot_leaves = []
       for i, start in enumerate(self._slot_starts[name]):
         if start is None:
@@ -362,10 +365,14 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
 
   def converted(params):
     leaves, treedef = jax.tree.flatten(params)
-    specs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves]
+    # An empty tree's state has the class's slots, found on one variable.
+    specs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves
+             ] or [jax.ShapeDtypeStruct((1,), jnp.float32)]
     key = (treedef, tuple((s.shape, s.dtype) for s in specs))
     if key not in conversions:
-      conversions[key] = _Conversion(optimizer, host, specs)
+      # Eagerly, even where a Keras step being traced asks for the state.
+      with tf.init_scope():
+        conversions[key] = _Conversion(optimizer, host, specs)
     return conversions[key], leaves, treedef
 
   def init_fn(params):
