@@ -8,6 +8,8 @@ and gradients as its port for 100 steps, and the port of a mutant (one
 hyperparameter 1 % off) must part from it. Conversions that would compute
 something else are refused, naming the hook and the op."""
 
+import json
+
 import jax
 import jax.numpy as jnp
 import keras
@@ -16,12 +18,13 @@ import optax
 import pytest
 import tensorflow as tf
 import tf_keras
+from tensorflow.python.keras.optimizer_v2 import adam as old_keras_adam
 
 import jaxopt_port
 import originals
 import port_classes
 import tf_bridge
-from tf_bridge import testing
+from tf_bridge import parity, testing
 
 pytestmark = pytest.mark.xdist_group("port")
 
@@ -65,6 +68,7 @@ CASES = {
         v1.ProximalGradientDescentOptimizer(
             0.01 * k, l1_regularization_strength=0.001,
             l2_regularization_strength=0.01)),
+    "tensorflow.python.keras.Adam": lambda k: old_keras_adam.Adam(0.01 * k),
     "tf_keras.Adam": lambda k: tf_keras.optimizers.Adam(0.01 * k),
     "tf_keras.SGD(momentum)": lambda k: tf_keras.optimizers.SGD(
         0.01, momentum=0.9 * k),
@@ -351,3 +355,18 @@ def test_adopted_class_is_a_keras_3_optimizer_of_the_users_module(tmp_path):
   assert type(loaded.optimizer) is adopted
   for saved, restored in zip(optimizer.variables, loaded.optimizer.variables):
     np.testing.assert_array_equal(saved.numpy(), restored.numpy())
+
+
+def test_parity_command_runs_a_users_class(tmp_path, monkeypatch):
+  """`--native MODULE:CLASS`: the class, its port and its adoption, each
+  within tolerance of the class."""
+  monkeypatch.syspath_prepend(str(tmp_path))
+  report = tmp_path / "report.json"
+  assert parity.main(["--native", "port_classes:CenteredMomentumSGD",
+                      "--steps", "20", "--json", str(report)]) == 0
+  rows = json.loads(report.read_text())["implementations"]
+  assert [row["name"] for row in rows] == [
+      "port_classes:CenteredMomentumSGD (native)",
+      "tf_bridge.port(port_classes:CenteredMomentumSGD)",
+      "tf_bridge.adopt(port_classes:CenteredMomentumSGD)"]
+  assert all(row["within_tolerance"] for row in rows)
