@@ -370,3 +370,35 @@ def test_parity_command_runs_a_users_class(tmp_path, monkeypatch):
       "tf_bridge.port(port_classes:CenteredMomentumSGD)",
       "tf_bridge.adopt(port_classes:CenteredMomentumSGD)"]
   assert all(row["within_tolerance"] for row in rows)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: port_classes.CenteredMomentumSGD(0.01, momentum=0.9, decay=0.01),
+    lambda: port_classes.SignMomentum(0.001, beta=0.9),
+    lambda: port_classes.KerasSignMomentum(0.001, beta=0.9),
+], ids=["OptimizerV2", "tf_keras", "keras"])
+def test_a_run_started_in_tensorflow_continues_in_jax(make):
+  """`state_from_keras` of a user's class after 10 steps, continued by its
+  port for 10 more, is the class's own 20-step trajectory."""
+  initial, gradients = testing.seeded_problem(20, 2, 1.0)
+  native = testing.native_trajectory(make(), initial, gradients)
+  optimizer = make()
+  make_variable = (keras.Variable if isinstance(
+      optimizer, keras.optimizers.Optimizer) else tf.Variable)
+  variables = [make_variable(value, name=f"w{i}")
+               for i, value in enumerate(initial)]
+  for step in gradients[:10]:
+    testing.apply_gradients(optimizer, [tf.constant(g) for g in step],
+                            variables)
+  state = tf_bridge.state_from_keras(optimizer, variables)
+  assert int(state.iterations) == 10
+  transform = tf_bridge.port(optimizer)
+  params = [jnp.asarray(v.numpy()) for v in variables]
+  continued = []
+  for step in gradients[10:]:
+    updates, state = transform.update([jnp.asarray(g) for g in step], state,
+                                      params)
+    params = optax.apply_updates(params, updates)
+    continued.append([np.asarray(p) for p in params])
+  testing.compare_trajectories(continued, native[10:], rtol=RTOL, atol=ATOL,
+                               initial=native[9])

@@ -83,10 +83,13 @@ def _recording_references(optimizer: Any) -> Any:
 
 def copy_of(optimizer: Any) -> Any:
   """A deep copy sharing only the distribution strategy (one per process);
-  a Keras 3 optimizer from its config (its deep copy goes through Keras's
-  registry, where a user's class need not be)."""
+  a Keras 3 or tf_keras 2.11+ optimizer from its config, unbuilt (it takes
+  only the variables it was built for, and a Keras 3 deep copy goes through
+  Keras's registry, where a user's class need not be)."""
   import keras  # pylint: disable=import-outside-toplevel
-  if isinstance(optimizer, keras.optimizers.Optimizer):
+  import tf_keras  # pylint: disable=import-outside-toplevel
+  if isinstance(optimizer, (keras.optimizers.Optimizer,
+                            tf_keras.optimizers.Optimizer)):
     duplicate = type(optimizer).from_config(optimizer.get_config())
   else:
     memo = {id(value): value for value in vars(optimizer).values()

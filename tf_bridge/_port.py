@@ -392,3 +392,55 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
 
   return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
+
+
+def _live_slot(optimizer: Any, host: _hosts.Host, variable: Any,
+               name: str) -> Any:
+  """`optimizer`'s slot `name` of `variable`, or None."""
+  if host in (_hosts.OPTIMIZER_V2, _hosts.TF1):
+    try:
+      return optimizer.get_slot(variable, name)
+    except KeyError:
+      return None
+  # tf_keras 2.11+ names a slot `{name}/{variable}`, Keras 3
+  # `{variable path}_{name}` (their `add_variable_from_reference`).
+  wanted = (f"{name}/{variable._shared_name}" if host is _hosts.TF_KERAS  # pylint: disable=protected-access
+            else f"{variable.path.replace('/', '_')}_{name}")
+  found = [v for v in _optimizer_variables(optimizer)
+           if v.name.split(":")[0].endswith(wanted)]
+  if len(found) > 1:
+    raise ValueError(
+        f"state_from_keras cannot tell {type(optimizer).__name__}'s slots "
+        f"{name!r} apart: several variables are named {variable.name!r} "
+        "(give them distinct names).")
+  return found[0] if found else None
+
+
+def live_state(optimizer: Any, variables: Any) -> PortState:
+  """The state of `port(optimizer)` for params = the list of the
+  variables' values, filled from the live optimizer's slots, count and
+  variables, so the port continues a run the optimizer started (a TF1
+  optimizer's count is its caller's global step: it starts at 0 here)."""
+  host = _hosts.host_of(optimizer)
+  params = [np.asarray(v.numpy()) for v in variables]
+  state = port(optimizer).init(params)
+  slots, taken = {}, set()
+  for name, tree in state.slots.items():
+    leaves = []
+    for variable, leaf in zip(variables, tree):
+      live = _live_slot(optimizer, host, variable, name)
+      if live is not None:
+        taken.add(id(live))
+      leaves.append(leaf if live is None or leaf is None else
+                    jnp.asarray(live.numpy(), leaf.dtype))
+    slots[name] = leaves
+  # The others by name (a slot can share its last name with one: momentum).
+  by_name = {_short_name(v): v for v in _optimizer_variables(optimizer)
+             if id(v) not in taken}
+  variables_now = {
+      name: jnp.asarray(by_name[name].numpy(), value.dtype)
+      if name in by_name else value
+      for name, value in state.variables.items()}
+  iterations = (state.iterations if host is _hosts.TF1 else jnp.asarray(
+      optimizer.iterations.numpy(), state.iterations.dtype))
+  return PortState(slots, iterations, variables_now)
