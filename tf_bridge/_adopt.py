@@ -71,8 +71,8 @@ def adopt(cls: type) -> type:
 
   `cls` is an optimizer class `tf_bridge.port` takes (OptimizerV2, TF1,
   tf_keras 2.11+, Keras 3). The class of the same name is registered with
-  Keras under `cls.__module__`, so a saved model loads where that module is
-  imported. Its constructor takes `cls`'s own arguments (each with its
+  Keras under `cls.__module__`, so a saved model loads where `adopt(cls)`
+  has run (at the import of that module, if it adopts its class itself). Its constructor takes `cls`'s own arguments (each with its
   default) and Keras 3's base arguments; `get_config` returns them; its
   slots are named as `cls` names them. Keras's learning rate is fed to the
   class's `learning_rate` variable at every step; a class that keeps its
