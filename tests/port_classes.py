@@ -6,6 +6,8 @@ import tensorflow as tf
 import tf_keras
 from keras import ops
 
+import tf_bridge
+
 
 class CenteredMomentumSGD(tf_keras.optimizers.legacy.Optimizer):
   """OptimizerV2: m = b*m + (1-b)*g; var -= lr * m / (1 - b**t)."""
@@ -153,3 +155,7 @@ class KerasSignMomentum(keras.optimizers.Optimizer):
 
   def get_config(self):
     return {**super().get_config(), "beta": self.beta}
+
+
+# As a user makes a saved model load wherever this module is imported.
+AdoptedCenteredMomentumSGD = tf_bridge.adopt(CenteredMomentumSGD)

@@ -9,6 +9,10 @@ hyperparameter 1 % off) must part from it. Conversions that would compute
 something else are refused, naming the hook and the op."""
 
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -314,7 +318,9 @@ def adopted_runs(problem):
   initial, gradients = problem
   optimizers = []
   for cls, arguments, moved in ADOPTED.values():
-    adopted = tf_bridge.adopt(cls)
+    adopted = (port_classes.AdoptedCenteredMomentumSGD
+               if cls is port_classes.CenteredMomentumSGD else
+               tf_bridge.adopt(cls))
     optimizers += [cls(**arguments), adopted(**arguments),
                    adopted(**{**arguments, moved: arguments[moved] * 1.01})]
   runs = testing.native_trajectories(optimizers, initial, gradients)
@@ -335,8 +341,9 @@ def test_adopted_class_follows_the_class_in_keras_3(adopted_runs, problem,
 def test_adopted_class_is_a_keras_3_optimizer_of_the_users_module(tmp_path):
   """The class's arguments and config, its slots by its names, Keras's
   learning rate and attributes fed to the step; `fit`, `model.save` and
-  `load_model` (registered under the user's module)."""
-  adopted = tf_bridge.adopt(port_classes.CenteredMomentumSGD)
+  `load_model` (registered under the user's module), in this process and
+  in a fresh one that imports the module."""
+  adopted = port_classes.AdoptedCenteredMomentumSGD
   assert adopted.__name__ == "CenteredMomentumSGD"
   assert adopted.__module__ == "port_classes"
   optimizer = adopted(0.01, 0.9)
@@ -355,6 +362,17 @@ def test_adopted_class_is_a_keras_3_optimizer_of_the_users_module(tmp_path):
   assert type(loaded.optimizer) is adopted
   for saved, restored in zip(optimizer.variables, loaded.optimizer.variables):
     np.testing.assert_array_equal(saved.numpy(), restored.numpy())
+  fresh = subprocess.run(
+      [sys.executable, "-c", "import keras, port_classes, sys; "
+       "optimizer = keras.models.load_model(sys.argv[1]).optimizer; "
+       "print(type(optimizer).__module__, type(optimizer).__name__, "
+       "optimizer.momentum)", str(tmp_path / "model.keras")],
+      capture_output=True, text=True, check=False, timeout=300,
+      cwd=pathlib.Path(__file__).parent,
+      env={**os.environ, "KERAS_BACKEND": "tensorflow"})
+  assert fresh.returncode == 0, fresh.stderr[-2000:]
+  assert fresh.stdout.split() == ["port_classes", "CenteredMomentumSGD",
+                                  "0.9"]
 
 
 def test_parity_command_runs_a_users_class(tmp_path, monkeypatch):
