@@ -46,6 +46,8 @@ CASES = {
     "legacy.SGD": lambda k: legacy.SGD(0.01 * k),
     "legacy.RMSprop(centered)": lambda k: legacy.RMSprop(
         0.01 * k, momentum=0.5, centered=True),
+    "legacy.RMSprop(momentum)": lambda k: legacy.RMSprop(0.01 * k,
+                                                         momentum=0.5),
     "legacy.Adagrad": lambda k: legacy.Adagrad(0.1 * k),
     "legacy.Adadelta": lambda k: legacy.Adadelta(1.0 * k),
     "legacy.Adamax": lambda k: legacy.Adamax(0.01 * k),

@@ -241,5 +241,3 @@ def unfused() -> Iterator[None]:
 def _op_inputs(op_name: str) -> list[str]:
   return [arg.name for arg in op_def_registry.get(op_name).input_arg]
 
-
-FUSED_KERNELS = frozenset(_FORMULAS)
