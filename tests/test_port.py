@@ -242,6 +242,13 @@ class Noisy(tf.compat.v1.train.GradientDescentOptimizer):
         grad + tf.random.normal(tf.shape(grad)), handle)
 
 
+class SeededNoise(legacy.SGD):
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return super()._resource_apply_dense(
+        grad + tf.random.uniform(tf.shape(grad), seed=1), var, apply_state)
+
+
 class Counting(tf_keras.optimizers.SGD):
 
   def update_step(self, gradient, variable):
@@ -264,6 +271,9 @@ class LogSumExp(legacy.SGD):
      "tf_bridge.port cannot convert Noisy._resource_apply_dense: it draws "
      "from an "
      "unseeded random op (RandomStandardNormal"),
+    (SeededNoise(0.1),
+     "tf_bridge.port cannot convert SeededNoise._resource_apply_dense: it "
+     "draws from a stateful random op (RandomUniform"),
     (Counting(0.1),
      "tf_bridge.port cannot convert Counting.update_step: it changes the "
      "Python attribute self.calls at every step ("),

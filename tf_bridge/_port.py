@@ -71,10 +71,10 @@ def _refuse_unconvertible(graph: tf.Graph, host: _hosts.Host,
           "JAX function cannot hold.")
     if op.type in _STATEFUL_RANDOM_OPS:
       raise PortError(
-          f"tf_bridge.port cannot convert {where}: it draws from an unseeded "
-          f"random op ({op.type} {op.name!r}), whose numbers come from "
-          "TensorFlow's hidden random state at every step; use a stateless "
-          "random op with an explicit seed.")
+          f"tf_bridge.port cannot convert {where}: it draws from "
+          f"{_random_kind(op)} random op ({op.type} {op.name!r}), whose "
+          "numbers come from TensorFlow's hidden random state at every step; "
+          "use a stateless random op with an explicit seed.")
     if tf2jax_ops.get_unsupported_operations([op.type]):
       raise PortError(
           f"tf_bridge.port cannot convert {where}: the TensorFlow op {op.type} "
@@ -82,6 +82,14 @@ def _refuse_unconvertible(graph: tf.Graph, host: _hosts.Host,
 
 
 _PLAIN = (bool, int, float, str, type(None), tuple)
+
+
+def _random_kind(op: tf.Operation) -> str:
+  """How a refusal names a stateful random op: unseeded, or given an op
+  seed (it still draws anew at every step)."""
+  seeds = [op.get_attr(name) for name in ("seed", "seed2")
+           if name in op.node_def.attr]
+  return "a stateful" if any(seeds) else "an unseeded"
 
 
 def _python_state(optimizer: Any) -> dict[str, Any]:
