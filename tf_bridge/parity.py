@@ -272,13 +272,14 @@ def _row(run: Run, reference: Run, rtol: float, atol: float
           "abs_diff_per_step": diff["abs"].tolist()}
 
 
-def load_factory(spec: str) -> Any:
-  """`module:function`, imported (never evaluated) from the current
-  directory or the installed packages."""
+def load_factory(spec: str, flag: str = "--factory",
+                 kind: str = "MODULE:FUNCTION") -> Any:
+  """`module:function` (or `module:Class`), imported (never evaluated) from
+  the current directory or the installed packages."""
   import importlib  # pylint: disable=import-outside-toplevel
   module_name, _, function_name = spec.partition(":")
   if not module_name or not function_name.isidentifier():
-    raise ValueError(f"--factory takes MODULE:FUNCTION, got {spec!r}")
+    raise ValueError(f"{flag} takes {kind}, got {spec!r}")
   if "" not in sys.path:
     sys.path.insert(0, "")
   factory = getattr(importlib.import_module(module_name), function_name,
@@ -311,6 +312,31 @@ def compare_factory(spec: str, steps: int, seed: int, rtol: float,
   rows = [_row(run, reference, rtol, atol) for run in runs]
   return {"optimizer": spec, "steps": steps, "seed": seed, "rtol": rtol,
           "atol": atol, "reference": reference.name, "implementations": rows}
+
+
+def compare_native(spec: str, steps: int, seed: int, rtol: float,
+                   atol: float) -> dict[str, Any]:
+  """A user's own TensorFlow optimizer class (`tf_bridge.port` takes its
+  kind), built with its defaults: the class itself on its own generation is
+  the reference of its port (JAX) and its adoption (`tf_bridge.adopt`,
+  Keras 3)."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  cls = load_factory(spec, flag="--native", kind="MODULE:CLASS")
+  problem = make_problem(seed)
+  native = run_keras(cls(), problem, steps, f"{spec} (native)", None)
+
+  def ported():
+    return tf_bridge.port(cls())
+
+  declaration = catalog.Declaration(ported, cls.__name__, catalog.KERAS,
+                                    has_native=False)
+  port_run = run_port(declaration, problem, steps, native.name)
+  port_run.name = f"tf_bridge.port({spec})"
+  adopted = run_keras(tf_bridge.adopt(cls)(), problem, steps,
+                      f"tf_bridge.adopt({spec})", native.name)
+  rows = [_row(run, native, rtol, atol) for run in (native, port_run, adopted)]
+  return {"optimizer": spec, "steps": steps, "seed": seed, "rtol": rtol,
+          "atol": atol, "reference": native.name, "implementations": rows}
 
 
 def summary_names() -> list[str]:
@@ -390,6 +416,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser.add_argument("--factory", metavar="MODULE:FUNCTION",
                       help="your own transform factory instead: its JAX "
                       "run against its Keras 3 and OptimizerV2 classes")
+  parser.add_argument("--native", metavar="MODULE:CLASS",
+                      help="your own TensorFlow optimizer class instead "
+                      "(OptimizerV2, TF1, tf_keras 2.11+): it against its "
+                      "port and its adoption")
   parser.add_argument("--steps", type=int, default=100)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--rtol", type=float, default=1e-5)
@@ -409,7 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
   if "keras" not in sys.modules:
     os.environ["KERAS_BACKEND"] = "tensorflow"
 
-  if args.factory:
+  if args.native:
+    try:
+      reports = [compare_native(args.native, args.steps, args.seed,
+                                args.rtol, args.atol)]
+    except (ImportError, ValueError) as error:
+      parser.error(str(error))
+  elif args.factory:
     try:
       reports = [compare_factory(args.factory, args.steps, args.seed,
                                  args.rtol, args.atol)]
