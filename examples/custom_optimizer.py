@@ -14,6 +14,8 @@ import os
 from typing import Any, NamedTuple
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Without TensorFlow's start-up lines (harmless: see the README).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # pylint: disable=wrong-import-position
 import jax

@@ -9,11 +9,16 @@ import sys
 import tempfile
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Without TensorFlow's start-up lines (harmless: see the README); tf_bridge,
+# imported before Keras, also holds back those TensorFlow writes before it
+# reads the variable.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # pylint: disable=wrong-import-position
-import numpy as np  # pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position
+import tf_bridge  # pylint: disable=wrong-import-order
 
-import tf_bridge  # pylint: disable=wrong-import-position
+import keras
+import numpy as np
 
 
 def main(directory):

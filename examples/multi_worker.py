@@ -29,12 +29,16 @@ def worker(index, ports, out):
       "cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]},
       "task": {"type": "worker", "index": index}})
   os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+  # Without TensorFlow's start-up lines (harmless: see the README); tf_bridge,
+  # imported first, also holds back those TensorFlow writes before it reads
+  # the variable.
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+
   import keras  # pylint: disable=import-outside-toplevel
   import numpy as np  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   import tf_keras  # pylint: disable=import-outside-toplevel
-
-  import tf_bridge  # pylint: disable=import-outside-toplevel
 
   strategy = tf.distribute.MultiWorkerMirroredStrategy()
   rng = np.random.default_rng(0)

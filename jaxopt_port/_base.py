@@ -351,23 +351,25 @@ def _accumulated(apply: Callable[[Any, Any], tuple[Any, Any]], grads: Any,
   On an `Explicit` mesh both branches must give the same layouts: the
   updates are laid out as the gradients, the slots and accumulators as they
   came in (gradients laid out otherwise than the state, or a state made
-  before the params were placed, keep their layouts)."""
-  accumulated = state.accumulated_gradients
+  before the params were placed, keep their layouts). The arrays are the
+  branches' operands, not closed over: outside `jit` a closed-over array is
+  a constant of the branch, without its sharding in its type."""
 
-  def update_branch():
+  def update_branch(grads, slots, accumulated):
     mean = jax.tree.map(lambda g, a: divide_exactly(g + a, steps), grads,
                         accumulated)
-    updates, slots = apply(mean, state.slots)
+    updates, new_slots = apply(mean, slots)
     return (trees_laid_out_like(updates, grads),
-            trees_laid_out_like(slots, state.slots),
+            trees_laid_out_like(new_slots, slots),
             optax.tree.zeros_like(accumulated))
 
-  def accumulate_branch():
-    return (optax.tree.zeros_like(grads), state.slots, trees_laid_out_like(
+  def accumulate_branch(grads, slots, accumulated):
+    return (optax.tree.zeros_like(grads), slots, trees_laid_out_like(
         jax.tree.map(jnp.add, grads, accumulated), accumulated))
 
   return jax.lax.cond((state.iterations + 1) % steps == 0, update_branch,
-                      accumulate_branch)
+                      accumulate_branch, grads, state.slots,
+                      state.accumulated_gradients)
 
 
 def _moving_average(average: Any, params: Any, updates: Any, iteration: Any,
@@ -708,7 +710,8 @@ def _declare(wrap: Callable[..., optax.GradientTransformationExtraArgs],
 
     @functools.wraps(make_update_step)
     def factory(*args, **kwargs):
-      bound = signature.bind(*args, **kwargs)
+      bound = _checks.bound_arguments(make_update_step, signature, args,
+                                      kwargs)
       bound.apply_defaults()
       arguments = dict(bound.arguments)
       # Before `wrap`, whose learning-rate check would call `lr` by the

@@ -80,6 +80,21 @@ def numbers_checked(function: Function) -> Function:
   return checked  # type: ignore[return-value]
 
 
+def bound_arguments(function: Callable[..., Any], signature: inspect.Signature,
+                    args: tuple, kwargs: dict[str, Any]
+                    ) -> inspect.BoundArguments:
+  """`signature.bind(*args, **kwargs)`, its TypeError naming the function
+  by its public name (`jaxopt_port.legacy.adam`) and what it takes."""
+  try:
+    return signature.bind(*args, **kwargs)
+  except TypeError as error:
+    public = ".".join(part for part in function.__module__.split(".")
+                      if not part.startswith("_"))
+    raise TypeError(
+        f"{public}.{function.__name__}(): {error}. It takes: "
+        f"{', '.join(signature.parameters)}.") from None
+
+
 def concrete_number(value: Any) -> float | None:
   """The Python float `value` holds, or None when it is traced or not a scalar."""
   if value is None or callable(value) or isinstance(value, bool):

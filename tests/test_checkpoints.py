@@ -15,6 +15,8 @@ import inspect
 import json
 import os
 import re
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -1515,3 +1517,350 @@ def test_a_tf_keras_2_11_model_file_continues_in_jax_and_back(suffix,
       model_steps(loaded_model, lambda g, v: loaded.apply_gradients(
           zip(g, v)), data[4 * (K + N):], N), later, rtol=1e-5, atol=1e-6,
       actual_name="tf_keras from the port's file")
+
+
+def keras3_steps(optimizer, model, gradients):
+  """`optimizer.apply` of the kernel's and bias's gradients; the weights
+  after each step."""
+  trajectory = []
+  for grads in gradients:
+    optimizer.apply([tf.constant(g) for g in grads[:2]],
+                    model.trainable_variables)
+    trajectory.append([v.numpy() for v in model.trainable_variables])
+  return trajectory
+
+
+def by_address(state, names=None):
+  """A state's leaves by path, a variable's entry its key: a dict key, or
+  `names[i]` for the i-th of a list."""
+  leaves = {}
+  for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+    address = tuple(
+        names[entry.idx] if names and isinstance(
+            entry, jax.tree_util.SequenceKey) else
+        entry.key if isinstance(entry, jax.tree_util.DictKey) else
+        jax.tree_util.keystr((entry,)) for entry in path)
+    leaves[address] = np.asarray(leaf)
+  return leaves
+
+
+def bridged_keras3(name):
+  declaration = catalog.lookup(name)
+  return getattr(importlib.import_module(declaration.bridge_path),
+                 declaration.class_name)(**own_arguments(name))
+
+
+def own_arguments(name):
+  return {**arguments(name), **OWN_ARGUMENTS.get(name, {})}
+
+
+# A file of the algorithm's own writer (TF1's class, its OptimizerV2 twin)
+# into its class on Keras 3: TF1's, TF Addons', another library's, a Keras 3
+# algorithm legacy lacks, a classic.
+OWN_CASES = ["tf1.adam", "tf1.ftrl", "addons.lazy_adam",
+             "hf.adam_weight_decay", "tf_models.lars", "lion", "momentum_sgd"]
+OWN_ARGUMENTS = {"momentum_sgd": {"momentum": 0.9}}
+
+
+@pytest.mark.parametrize("name", OWN_CASES)
+def test_a_file_restores_into_its_algorithms_keras3_class(name, tmp_path):
+  """`restore` into the Keras 3 class of the writer's own algorithm
+  (`tf_bridge.tf1.Adam` for TF1's `AdamOptimizer`): the state is the
+  file's, bit for bit (TF1 Adam's beta powers too), and the run continues
+  on the writer's trajectory; a fresh optimizer parts."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup(name)
+  initial, gradients = problem(31)
+  if declaration.generation == catalog.TF1:
+    program = Tf1Program(declaration, initial)
+    program.steps(gradients[:K])
+    path, scope = program.save(tmp_path / "file"), "dense/"
+  else:
+    writer = getattr(importlib.import_module(declaration.legacy_bridge_path),
+                     declaration.class_name)(**own_arguments(name))
+    program = Tf2Program(declaration, initial, optimizer=writer)
+    program.steps(gradients[:K])
+    path = program.checkpoint.write(str(tmp_path / "file"))
+    scope = "model/dense/"
+  native = program.steps(gradients[K:K + N])
+
+  def continued(fresh):
+    model = keras.Sequential([keras.Input((2,)),
+                              keras.layers.Dense(3, name="dense")], name="m")
+    optimizer = bridged_keras3(name)
+    checkpoints.restore(path, model, optimizer,
+                        assignment_map={scope: "m/dense/"})
+    assert int(optimizer.iterations) == K
+    if fresh:
+      optimizer = bridged_keras3(name)
+    else:
+      from tf_bridge import _state  # pylint: disable=import-outside-toplevel
+      _, written = checkpoints.read(path, catalog.lookup(
+          "legacy." + name if name == "momentum_sgd" else name).make_port(
+              **own_arguments(name)))
+      restored = by_address(_state.state_of(
+          optimizer, model.trainable_variables, declaration),
+                            [scope + "kernel", scope + "bias"])
+      written = by_address(written)
+      assert restored and set(restored) <= set(written)
+      for address, leaf in restored.items():
+        np.testing.assert_array_equal(leaf, written[address], err_msg=str(
+            address))
+    return keras3_steps(optimizer, model, gradients[K:K + N])
+
+  expected = [step[:2] for step in native]
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name="after restore",
+                               expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)
+
+
+def test_a_tf1_adam_file_into_keras3_adam_needs_its_count_to_be_adams(
+    tmp_path):
+  """Keras 3's Adam keeps no beta powers: it derives its bias correction
+  from its count. A TF1 Adam file whose `global_step` is not its Adam's
+  steps (here 2 more), or a Keras 3 Adam of other betas, is refused with
+  that reason and nothing assigned; `tf_bridge.tf1.Adam`, which keeps the
+  powers, takes the file and continues on TF1's trajectory. A file of
+  another algorithm, or a class that is no Keras 3 optimizer of the
+  catalog, is refused naming it."""
+  import keras  # pylint: disable=import-outside-toplevel
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(32)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  counted = program.save(tmp_path / "counted")
+  with program.graph.as_default():
+    program.session.run(tf.compat.v1.train.get_global_step().assign_add(2))
+  path = program.save(tmp_path / "offset")
+  native = program.steps(gradients[K:K + N])
+
+  def model():
+    return keras.Sequential([keras.Input((2,)),
+                             keras.layers.Dense(3, name="dense")], name="m")
+
+  target = model()
+  before = target.get_weights()
+  with pytest.raises(ValueError, match=(
+      "keeps beta1_power = .*, which tf_bridge.Adam \\(or "
+      "keras.optimizers.Adam\\) does not keep: it derives it from its step "
+      f"count \\(the file's global_step: {K + 2}\\) and its beta1, beta2, "
+      "epsilon, which give .* restore it into tf_bridge.tf1.Adam")):
+    checkpoints.restore(path, target, keras.optimizers.Adam(0.01))
+  for weight, value in zip(target.get_weights(), before):
+    np.testing.assert_array_equal(weight, value)
+  with pytest.raises(ValueError, match="keeps beta1_power"):
+    checkpoints.restore(counted, model(), keras.optimizers.Adam(
+        0.01, beta_1=0.8))
+  checkpoints.restore(counted, model(), keras.optimizers.Adam(0.01))
+
+  optimizer = tf_bridge.tf1.Adam(0.01)
+  checkpoints.restore(path, target, optimizer)
+  assert int(optimizer.iterations) == K + 2
+  testing.compare_trajectories(
+      keras3_steps(optimizer, target, gradients[K:K + N]),
+      [step[:2] for step in native], rtol=1e-5, atol=1e-6,
+      actual_name="tf_bridge.tf1.Adam after restore", expected_name="TF1")
+
+  with pytest.raises(ValueError, match=(
+      "does not hold the state of tf_bridge.tf1.RMSProp: .* holds slots "
+      "named 'Adam' .* point to tensorflow.compat.v1.train.AdamOptimizer")):
+    checkpoints.restore(path, model(), tf_bridge.tf1.RMSProp(0.01))
+  with pytest.raises(ValueError, match=(
+      "is a TF1 Saver file, and no optimizer that writes one keeps the "
+      "state of tf_bridge.addons.LazyAdam")):
+    checkpoints.restore(path, model(), tf_bridge.addons.LazyAdam(0.01))
+  with pytest.raises(TypeError, match=(
+      "tf_keras.src.optimizers.adam.Adam is not a Keras 3 optimizer")):
+    checkpoints.restore(path, model(), tf_keras.optimizers.Adam(0.01))
+
+
+def test_restore_takes_the_files_learning_rate_as_tf_keras_resume_does(
+    tmp_path):
+  """A tf_keras run whose learning rate was lowered (as ReduceLROnPlateau
+  does), saved by legacy Adam (`save_weights`) and by tf_keras 2.11+ Adam
+  (`tf.train.Checkpoint`): tf_keras's own resume, into an optimizer made
+  with the first rate, continues with the file's rate; so does the Keras 3
+  optimizer after `restore`, on the same trajectory. One made with a
+  schedule keeps it."""
+  import keras  # pylint: disable=import-outside-toplevel
+  data = np.random.default_rng(33).standard_normal((40, 2)).astype(
+      np.float32)
+  start = keras3_model("start").get_weights()
+
+  def tf_keras_run(make, save, load):
+    model = tf_keras.Sequential([tf_keras.layers.Dense(3, input_shape=(2,)),
+                                 tf_keras.layers.Dense(1)])
+    model.set_weights(start)
+    optimizer = make(0.1)
+    model_steps(model, lambda g, v: optimizer.apply_gradients(zip(g, v)),
+                data, K)
+    optimizer.learning_rate = 0.02
+    saved = save(model, optimizer)
+    resumed = tf_keras.Sequential([
+        tf_keras.layers.Dense(3, input_shape=(2,)), tf_keras.layers.Dense(1)])
+    again = make(0.1)
+    load(resumed, again, saved)
+    expected = model_steps(
+        resumed, lambda g, v: again.apply_gradients(zip(g, v)),
+        data[4 * K:], N)
+    return saved, expected, float(again.learning_rate)
+
+  def save_weights(model, optimizer):
+    model.optimizer = optimizer
+    model.save_weights(str(tmp_path / "legacy"))
+    return str(tmp_path / "legacy")
+
+  def load_weights(model, optimizer, saved):
+    model.optimizer = optimizer
+    model.load_weights(saved)
+
+  def write(model, optimizer):
+    return tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+        str(tmp_path / "tf_keras"))
+
+  def read(model, optimizer, saved):
+    optimizer.build(model.trainable_variables)
+    tf.train.Checkpoint(model=model, optimizer=optimizer).read(saved)
+
+  for make, save, load in (
+      (tf_keras.optimizers.legacy.Adam, save_weights, load_weights),
+      (tf_keras.optimizers.Adam, write, read)):
+    saved, expected, rate = tf_keras_run(make, save, load)
+    assert rate == np.float32(0.02)
+    model = keras3_model(f"resumed_{make.__module__.split('.')[-2]}")
+    optimizer = keras.optimizers.Adam(0.1)
+    checkpoints.restore(saved, model, optimizer)
+    continued = model_steps(model, optimizer.apply, data[4 * K:], N)
+    assert float(optimizer.learning_rate) == rate
+    testing.compare_trajectories(continued, expected, rtol=1e-5, atol=1e-6,
+                                 actual_name="Keras 3 after restore",
+                                 expected_name="tf_keras's resume")
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)
+    scheduled = keras.optimizers.Adam(schedule)
+    checkpoints.restore(saved, keras3_model("scheduled"), scheduled)
+    assert scheduled._learning_rate is schedule  # pylint: disable=protected-access
+    assert int(scheduled.iterations) == K
+
+
+def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
+  """A TF1 program that saved no `global_step`: `convert --to tf1`,
+  directly and through orbax, writes none (never an invented count), and
+  the program's own Saver restores the file and continues; a file with a
+  `global_step` keeps its count."""
+  from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
+  declaration = catalog.lookup("tf1.adam")
+  initial, gradients = problem(34)
+  program = Tf1Program(declaration, initial)
+  program.steps(gradients[:K])
+  counted = program.save(tmp_path / "counted")
+  with program.graph.as_default():
+    saver = tf.compat.v1.train.Saver(
+        [v for v in tf.compat.v1.global_variables()
+         if v.op.name != "global_step"])
+    path = saver.save(program.session, str(tmp_path / "uncounted"))
+  native = program.steps(gradients[K:])
+  convert = ["--optimizer", "tf1.adam", "--to"]
+  assert command.main(["convert", path, str(tmp_path / "direct"), *convert,
+                       "tf1"]) == 0
+  assert command.main(["convert", path, str(tmp_path / "jax"), *convert,
+                       "orbax"]) == 0
+  assert command.main(["convert", str(tmp_path / "jax"),
+                       str(tmp_path / "through_orbax"), *convert, "tf1"]) == 0
+  for written in ("direct", "through_orbax"):
+    assert "global_step" not in dict(tf.train.list_variables(
+        str(tmp_path / written)))
+    with program.graph.as_default():
+      saver.restore(program.session, str(tmp_path / written))
+    testing.compare_trajectories(program.steps(gradients[K:]), native,
+                                 rtol=1e-5, atol=1e-6,
+                                 actual_name=f"TF1 from the {written} file")
+  assert command.main(["convert", counted, str(tmp_path / "kept"), *convert,
+                       "tf1"]) == 0
+  assert tf.train.load_checkpoint(str(tmp_path / "kept")).get_tensor(
+      "global_step") == K
+
+
+TF1_CHECKPOINTS = os.path.join(os.path.dirname(__file__), "scripts",
+                               "tf1_checkpoints.py")
+
+
+def test_every_function_works_inside_a_tf1_program():
+  """tests/scripts/tf1_checkpoints.py, eager execution disabled: `read` of
+  the program's Saver file and of its `tf.compat.v1.train.Checkpoint`
+  continues on its trajectory, `write` into each (restored by the
+  program's own `Saver.restore` and `Checkpoint.restore`) gives its
+  slots, beta powers and step bit for bit and continues on it, `inspect`
+  lists the file and `convert` to orbax and back gives a file the program
+  restores and continues from; `restore` and `read` of a Keras 3 file
+  (Keras 3 runs eagerly only) are refused with that reason."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  # The script imports the code under test, as this process does.
+  environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+      filter(None, [root, os.environ.get("PYTHONPATH")]))}
+  result = subprocess.run([sys.executable, TF1_CHECKPOINTS],
+                          capture_output=True, text=True, timeout=600,
+                          env=environment, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  run = json.loads(result.stdout)
+  trajectory = lambda steps: [[np.asarray(v, np.float32) for v in step]
+                              for step in steps]
+  for continued, expected in (("read", "native"), ("tf2_read", "native"),
+                              ("converted", "native"),
+                              ("written", "native_more"),
+                              ("tf2_written", "native_more")):
+    testing.compare_trajectories(trajectory(run[continued]),
+                                 trajectory(run[expected]), rtol=1e-5,
+                                 atol=1e-6, actual_name=continued,
+                                 expected_name="the TF1 program")
+  assert run["written_bit_identical"] and run["tf2_written_bit_identical"]
+  assert run["inspect"].splitlines()[1:3] == [
+      "dialect: TF1 name-based (Saver)",
+      "slots named 'Adam' point to tensorflow.compat.v1.train.AdamOptimizer "
+      "(read it with jaxopt_port.tf1.adam)"]
+  assert "  global_step = 6" in run["inspect"].splitlines()
+  assert run["restore_refused"].startswith(
+      "restore puts a checkpoint into a Keras 3 model and optimizer, which "
+      "run eagerly only, and eager execution is off here")
+  assert "is read and written through its Keras model, which runs eagerly: "\
+      "eager execution is off here" in run["keras3_refused"]
+
+
+def test_a_tfrs_checkpoint_restores_into_its_keras3_class(tmp_path):
+  """TF Recommenders' ClippyAdagrad is a tf_keras 2.11+ optimizer: its file
+  (`tf.train.Checkpoint`, written here by its bridged tf_keras twin, with
+  the clipping factors) restores into `tf_bridge.tfrs.ClippyAdagrad` on
+  Keras 3, which continues on its trajectory; a fresh one parts."""
+  import tf_bridge.tf_keras.tfrs  # pylint: disable=import-outside-toplevel
+  import tf_bridge.tfrs  # pylint: disable=import-outside-toplevel
+  options = {"learning_rate": 0.1, "export_clipping_factors": True}
+  data = np.random.default_rng(35).standard_normal((40, 2)).astype(
+      np.float32)
+  model = tf_keras_model()
+  optimizer = tf_bridge.tf_keras.tfrs.ClippyAdagrad(**options)
+  apply = lambda grads, variables: optimizer.apply_gradients(
+      zip(grads, variables))
+  model_steps(model, apply, data, K)
+  saved = tf.train.Checkpoint(model=model, optimizer=optimizer).write(
+      str(tmp_path / "run"))
+  expected = model_steps(model, apply, data[4 * K:], N)
+
+  def continued(fresh):
+    target = keras3_model(f"from_tfrs_{fresh}")
+    keras_optimizer = tf_bridge.tfrs.ClippyAdagrad(**options)
+    checkpoints.restore(saved, target, keras_optimizer)
+    assert int(keras_optimizer.iterations) == K
+    if fresh:
+      keras_optimizer = tf_bridge.tfrs.ClippyAdagrad(**options)
+    return model_steps(target, keras_optimizer.apply, data[4 * K:], N)
+
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name="Keras 3 after restore",
+                               expected_name="tf_keras")
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)

@@ -1,6 +1,8 @@
 """docs/keras-hooks.md states the installed Keras hooks' real signatures;
 docs/migrating.md the installed defaults of the ports and optax; the
-README's API-reference command builds."""
+README's API-reference command builds; the README's and the guides' links
+lead somewhere, and the documents state the project's contracts in their
+own words."""
 
 import inspect
 import pathlib
@@ -183,3 +185,40 @@ def test_migrating_table_covers_every_tfa_name():
       else:
         assert hasattr(module, replacement), (name, module.__name__,
                                               replacement)
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _anchors(path):
+  """GitHub's anchors of a Markdown file's headings (outside code blocks)."""
+  text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+  anchors = set()
+  for heading in re.findall(r"^#+ (.*)$", text, flags=re.M):
+    slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+    anchors.add(slug)
+  return anchors
+
+
+@pytest.mark.parametrize("document", DOCUMENTS,
+                         ids=[str(d.relative_to(ROOT)) for d in DOCUMENTS])
+def test_links_lead_to_files_and_headings_that_exist(document):
+  text = re.sub(r"```.*?```", "", document.read_text(), flags=re.S)
+  broken = []
+  for target in re.findall(r"\]\(([^)\s]+)\)", text):
+    if re.match(r"[a-z]+:", target):
+      continue  # A web address.
+    path, _, anchor = target.partition("#")
+    linked = (document.parent / path).resolve() if path else document
+    if not linked.exists():
+      broken.append(target)
+    elif anchor and anchor not in _anchors(linked):
+      broken.append(target)
+  assert broken == []
+
+
+def test_the_documents_state_the_contracts_themselves():
+  """Users have the README and docs/, nothing behind them to refer to."""
+  assert [str(d.relative_to(ROOT)) for d in DOCUMENTS
+          if "DESIGN" in d.read_text()] == []

@@ -1,4 +1,4 @@
-"""The README's "Coming from optax" table is what a user measures: for each
+"""docs/jax.md's "Coming from optax" table is what a user measures: for each
 port, the largest parameter difference from optax's same-named optimizer
 with optax's defaults and with the closest optax settings, after 200 steps
 at the same learning rate, on a seeded least-squares problem with unit-scale
@@ -14,13 +14,13 @@ import numpy as np
 import optax
 import pytest
 
-README = (pathlib.Path(__file__).resolve().parents[1] / "README.md"
-          ).read_text()
+PAGE = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "jax.md"
+        ).read_text()
 LR = 0.01
 STEPS = 200
 
 # port: (the port, optax's same-named optimizer, the closest optax call as
-# the README writes it, that call).
+# the page writes it, that call).
 COMPARISONS = {
     "sgd": (jaxopt_port.sgd(LR, momentum=0.9), optax.sgd(LR, momentum=0.9),
             "optax.sgd(lr, momentum=0.9)", optax.sgd(LR, momentum=0.9)),
@@ -89,8 +89,8 @@ def largest_difference(a, b):
              for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
 
 
-def readme_rows():
-  section = README[README.index("## Coming from optax"):]
+def page_rows():
+  section = PAGE[PAGE.index("## Coming from optax"):]
   section = section[:section.index("\n## ", 1)]
   rows = {}
   for line in section.splitlines():
@@ -102,7 +102,7 @@ def readme_rows():
 
 
 def agrees(cell, measured):
-  """A README figure: "< bound" (rounding, which varies by CPU: "< 1e-6",
+  """A figure of the page: "< bound" (rounding, which varies by CPU: "< 1e-6",
   or a bound where rounding decides a step's sign) or a value the
   measurement matches within a factor of 3."""
   if cell.startswith("< "):
@@ -111,14 +111,14 @@ def agrees(cell, measured):
   return stated / 3 <= measured <= stated * 3
 
 
-def test_the_readme_lists_every_comparison():
-  assert list(readme_rows()) == list(COMPARISONS)
+def test_the_page_lists_every_comparison():
+  assert list(page_rows()) == list(COMPARISONS)
 
 
 @pytest.mark.parametrize("name", list(COMPARISONS))
-def test_readme_figures_are_measured(name):
+def test_page_figures_are_measured(name):
   port, default, closest_text, closest = COMPARISONS[name]
-  cells = readme_rows()[name]
+  cells = page_rows()[name]
   assert cells[2] == f"`{closest_text}`"
   figures = [figure.strip() for cell in cells[3:5]
              for figure in cell.split("/")]
@@ -129,4 +129,4 @@ def test_readme_figures_are_measured(name):
                  largest_difference(ours, trained(closest, scale))]
   wrong = [(figure, f"{value:.1e}") for figure, value in zip(figures, measured)
            if not agrees(figure, value)]
-  assert not wrong, f"{name}: README figure, measured: {wrong}"
+  assert not wrong, f"{name}: figure of docs/jax.md, measured: {wrong}"

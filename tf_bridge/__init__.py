@@ -15,22 +15,23 @@ optimizer state between a native Keras optimizer and its JAX port;
 native twin of its bridged optimizer, for users without this project.
 """
 
-from tf_bridge._backend import import_keras
-from tf_bridge._start import quiet_tensorflow_start
+from tf_bridge._start import start_keras
 
-quiet_tensorflow_start()
-import_keras()
+start_keras()
 
 # pylint: disable=wrong-import-position
 from tf_bridge import catalog
+from tf_bridge._adopt import adopt
 from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer
 from tf_bridge._native_twin import native_optimizer, native_twin
+from tf_bridge._port import PortError, PortState, port
 from tf_bridge._state import port_for, state_from_keras, state_to_keras
 from tf_bridge.optimizers import *  # pylint: disable=wildcard-import
 from tf_bridge.optimizers import __all__ as _optimizers
 
-__all__ = ["catalog", "Keras3Optimizer", "keras_optimizer",
-           "native_optimizer", "native_twin", "port_for", "state_from_keras",
+__all__ = ["adopt", "catalog", "Keras3Optimizer", "keras_optimizer",
+           "native_optimizer", "native_twin", "port", "PortError", "PortState",
+           "port_for", "state_from_keras",
            "state_to_keras", *_optimizers]
 
 

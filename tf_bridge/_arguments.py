@@ -11,13 +11,35 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from jaxopt_port import _base
+from jaxopt_port import _base, _checks
 
 # The arguments Keras's base classes take (and apply themselves).
 KERAS_BASE_ARGUMENTS = tuple(_base.KERAS_BASE_ARGUMENTS)
 
 
 LEGACY_BASE_ARGUMENTS = tuple(_base.LEGACY_BASE_ARGUMENTS)
+
+
+def check_factory(function: str, factory: Any) -> None:
+  """Refuses anything but a transform factory (an optax transformation
+  itself, most often), showing what is expected."""
+  if callable(factory) and not isinstance(factory, type):
+    return
+  received = (f"the class {factory.__name__}" if isinstance(factory, type)
+              else f"a {type(factory).__name__}")
+  raise TypeError(
+      f"{function} takes a factory: a function that returns an optax "
+      "transformation, whose keyword arguments become the class's "
+      f"constructor arguments. It received {received}. For example:\n\n"
+      "  def my_adam(learning_rate=0.001, b1=0.9):\n"
+      "    return optax.adam(learning_rate, b1=b1)\n\n"
+      f"  MyAdam = {function}(my_adam)")
+
+
+def module_of(factory: Callable[..., Any]) -> str:
+  """The module a user's class from `factory` lives in and is registered
+  under: the factory's own."""
+  return getattr(factory, "__module__", None) or "__main__"
 
 
 def factory_arguments(factory: Callable[..., Any],
@@ -84,20 +106,77 @@ def required_arguments(factory: Callable[..., Any]) -> list[str]:
 def check_arguments(class_name: str, kwargs: dict[str, Any],
                     factory: Callable[..., Any], own: dict[str, Any],
                     base: Sequence[str],
-                    unknown_error: Callable[[dict[str, Any]], Exception]
-                    ) -> None:
+                    unknown_error: Callable[[dict[str, Any]], Exception],
+                    users: bool = False) -> None:
   """Refuses unknown keyword arguments (`unknown_error` of them, in the
-  order given: the host's native error) and missing required ones."""
+  order given: the host's native error; for a user's class, which has no
+  native words to keep, of that type, naming the class and what it takes)
+  and missing required ones; for a user's class, also values that cannot
+  be the number an argument takes (`check_numbers`)."""
   known = set(own) | set(base) | {"learning_rate"}
   unknown = {k: v for k, v in kwargs.items() if k not in known}
   if unknown:
-    raise unknown_error(unknown)
+    error = unknown_error(unknown)
+    if not users:
+      raise error
+    takes = [name for name in inspect.signature(factory).parameters
+             if name in own or name == "learning_rate"]
+    raise type(error)(
+        f"{class_name}(): argument(s) not recognized: {unknown}. It takes "
+        f"the arguments of {factory.__module__}.{factory.__name__} "
+        f"({', '.join(takes)}) and the base arguments ({', '.join(base)}).")
+  if users:
+    check_numbers(class_name, kwargs, factory)
   given = set(kwargs) | ({"learning_rate"} if "lr" in kwargs else set())
   missing = [name for name in required_arguments(factory)
              if name not in given]
   if missing:
     raise TypeError(f"{class_name}() missing required argument(s): "
                     f"{', '.join(missing)}")
+
+
+def check_numbers(class_name: str, kwargs: dict[str, Any],
+                  factory: Callable[..., Any]) -> None:
+  """Refuses a value that cannot be the number its argument takes (the
+  factory's default is a number, or its annotation says `float` or `int`):
+  a string, a sequence, an array that is not a scalar. A user's factory
+  takes it without a word and the step fails inside `fit`. Tensors,
+  variables and schedules (fed to each step) pass, as arrays do (optax's
+  `inject_hyperparams` passes them)."""
+  defaults = {name: parameter.default for name, parameter
+              in inspect.signature(factory).parameters.items()}
+  for name in _number_parameters(factory):
+    value = kwargs.get(name)
+    if name not in kwargs or is_runtime(factory, name, value) or (
+        _is_tensorflow_value(value)):
+      continue
+    try:
+      _checks.check_number(name, value)
+    except TypeError as error:
+      default = defaults[name]
+      hint = ("" if default is inspect.Parameter.empty or default is None
+              else f"; the default of {factory.__name__} is {default!r}")
+      raise TypeError(f"{class_name}(): {error}{hint}.") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _number_parameters(factory: Callable[..., Any]) -> tuple[str, ...]:
+  """The factory's parameters whose default is a number (not a bool) or
+  whose annotation is `float` or `int` (`| None`)."""
+  return tuple(
+      name for name, parameter in inspect.signature(factory).parameters.items()
+      if (isinstance(parameter.default, (int, float))
+          and not isinstance(parameter.default, bool))
+      or (parameter.annotation is not inspect.Parameter.empty
+          and (parameter.annotation if isinstance(parameter.annotation, str)
+               else inspect.formatannotation(parameter.annotation))
+          in _checks.NUMERIC_ANNOTATIONS))
+
+
+def _is_tensorflow_value(value: Any) -> bool:
+  tf = sys.modules.get("tensorflow")
+  return tf is not None and (tf.is_tensor(value)
+                             or isinstance(value, tf.Variable))
 
 
 def with_argument_names(class_name: str, kwargs: dict[str, Any],

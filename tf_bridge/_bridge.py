@@ -94,6 +94,15 @@ class BridgedOptimizer:
         if part)
     package = package or cls.__module__
     cls.registered_name = f"{package}>{cls.__name__}"
+    holder = cls._registered_class(cls.registered_name)
+    if (isinstance(holder, type) and not _is_users(holder)
+        and (holder.__module__, holder.__qualname__)
+        != (cls.__module__, cls.__qualname__)):
+      raise ValueError(
+          f"{cls.registered_name!r} is the registered name of "
+          f"{holder.__module__}.{holder.__name__}; a class of yours would "
+          "replace it, and models saved with it would no longer load. Give "
+          "yours another name (`name=`) or module (`module=`).")
     cls._register(package)
 
   # Hooks each generation's base defines.
@@ -144,6 +153,11 @@ class BridgedOptimizer:
   def _register(cls, package: str) -> None:
     raise NotImplementedError
 
+  @staticmethod
+  def _registered_class(registered_name: str) -> Any:
+    """The class the host's registry holds under `registered_name`."""
+    raise NotImplementedError
+
   # What an instance does with its arguments.
   @classmethod
   def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],
@@ -163,7 +177,8 @@ class BridgedOptimizer:
         registered, cls._schedules)
     _arguments.check_arguments(
         name, {k: v for k, v in kwargs.items() if k != "name"}, cls.port,
-        cls._own_defaults, cls._host_arguments, cls._unknown_arguments)
+        cls._own_defaults, cls._host_arguments, cls._unknown_arguments,
+        users=_is_users(cls))
     return kwargs
 
   @staticmethod
@@ -203,6 +218,12 @@ class BridgedOptimizer:
     if self._skip_nonfinite:
       config["skip_nonfinite"] = True
     return config
+
+
+def _is_users(cls: type) -> bool:
+  """Whether a class is a user's (`keras_optimizer(factory)` registers it
+  under the factory's module), not one of this project's."""
+  return cls.__module__.partition(".")[0] != "tf_bridge"
 
 
 class HyperparameterAttributes:

@@ -143,6 +143,10 @@ class Keras3Optimizer(HyperparameterAttributes, BridgedOptimizer,
     keras.saving.register_keras_serializable(package=package,
                                              name=cls.__name__)(cls)
 
+  @staticmethod
+  def _registered_class(registered_name):
+    return keras.saving.get_registered_object(registered_name)
+
   def __init__(self, *args, skip_nonfinite=False, **kwargs):
     _backend.check_backend(type(self).__name__)
     kwargs = self._bound_arguments(args, kwargs,
@@ -343,7 +347,7 @@ class Keras3Optimizer(HyperparameterAttributes, BridgedOptimizer,
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    module: str = "tf_bridge",
+                    module: str | None = None,
                     mixins: tuple[type, ...] = (),
                     slots_by_variable: bool = True,
                     native_names: dict[str, str] | None = None,
@@ -355,7 +359,10 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     factory: A function returning an optax transformation; if it takes
       `learning_rate`, Keras's current learning rate is fed to it every step.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    module: The class's module and its Keras registration package.
+    module: The class's module and its Keras registration package; defaults
+      to the factory's module (`factory.__module__`), so a saved model
+      names it and `load_model` finds the class wherever that module is
+      imported. A class never replaces one of the catalog's.
     mixins: Base classes added before `Keras3Optimizer` (a factory with TF
       Addons' decoupled weight decay signature also gets `decay_var_list`
       in `apply_gradients` and `apply`).
@@ -366,6 +373,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     positional: The arguments the constructor takes positionally, in order;
       by default the factory's, then Keras's base arguments, then `name`.
   """
+  _arguments.check_factory("tf_bridge.keras_optimizer", factory)
+  module = module or _arguments.module_of(factory)
   if _arguments.is_decoupled(factory):
     mixins = (Keras3DecoupledWeightDecay, *mixins)
   return type(name or camel_case(factory.__name__),

@@ -131,9 +131,18 @@ def state_from_keras(optimizer: Any, variables: Sequence[Any]) -> Any:
   Returns:
     The tree `port_for(optimizer).init(params)` returns for `params` the
     list of the variables' values, filled with the optimizer's state: run
-    `port_for(optimizer)` (or the same `jaxopt_port` call) from there.
+    `port_for(optimizer)` (or the same `jaxopt_port` call) from there. An
+    optimizer of any other class `tf_bridge.port` takes (a user's own)
+    gives the `tf_bridge.PortState` of `tf_bridge.port(optimizer)`.
   """
-  return state_of(optimizer, variables, _declaration(optimizer))
+  try:
+    declaration = _declaration(optimizer)
+  except TypeError:
+    if getattr(optimizer, "_fused_class", False):
+      raise
+    from tf_bridge import _port  # pylint: disable=import-outside-toplevel
+    return _port.live_state(optimizer, variables)  # Another class: its port.
+  return state_of(optimizer, variables, declaration)
 
 
 def state_of(optimizer: Any, variables: Sequence[Any],

@@ -112,6 +112,11 @@ class Declaration:
   # releases (`tests/originals.txt`): the tests run it as the ground truth
   # in a process of their own (tests/test_tf_libraries.py).
   original: str | None = None
+  # The `original`'s OptimizerV2 hyperparameters (`_hyper`), by name, as
+  # `optimizer_v2_hyperparameters` reads a native class's: the original
+  # does not import here (Model Garden's AdamWeightDecay, a legacy Adam,
+  # checkpoints `beta_1` and `beta_2`).
+  original_hyperparameters: tuple[str, ...] = ()
 
   @property
   def name(self) -> str:
@@ -154,7 +159,10 @@ class Declaration:
     keeps as OptimizerV2 hyperparameters (`_hyper`: variables once built,
     checkpointed), by their native names, read from a native instance; ()
     without one. OptimizerV2's own `decay` is left to OptimizerV2 unless
-    the algorithm takes it (legacy Nadam's schedule decay)."""
+    the algorithm takes it (legacy Nadam's schedule decay). An `original`'s
+    are its `original_hyperparameters`."""
+    if self.original is not None:
+      return self.original_hyperparameters
     if self.generation != LEGACY or not self.has_native:
       return ()
     own = {"learning_rate"} | ({"decay"} - set(self.native_names))
@@ -362,10 +370,13 @@ CATALOG: tuple[Declaration, ...] = (
     hf(jaxopt_port.hf.adam_weight_decay, "AdamWeightDecay",
        every_slot_arguments={"amsgrad": True}),
     tf_models(jaxopt_port.tf_models.adam_weight_decay, "AdamWeightDecay",
-              "legacy_adamw", every_slot_arguments={"amsgrad": True}),
+              "legacy_adamw", every_slot_arguments={"amsgrad": True},
+              original_hyperparameters=("beta_1", "beta_2")),
     tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
     tf_models(jaxopt_port.tf_models.lamb, "LAMB", "lamb",
-              methods=(_native_methods.LambNameMethods,)),
+              methods=(_native_methods.LambNameMethods,),
+              original_hyperparameters=("beta_1", "beta_2",
+                                        "weight_decay_rate")),
     tfrs(jaxopt_port.tfrs.clippy_adagrad, "ClippyAdagrad",
          every_slot_arguments={"export_clipping_factors": True},
          native_attributes={"accumulator": "_accumulators",

@@ -1,7 +1,8 @@
 """Parity report: one optimizer, natively and as the JAX port and bridges.
 
     python -m tf_bridge.parity [--optimizer NAME | --all | --list |
-                                --factory MODULE:FUNCTION]
+                                --factory MODULE:FUNCTION |
+                                --native MODULE:CLASS]
                                [--arguments JSON] [--steps N] [--seed N]
                                [--rtol R] [--atol A] [--json PATH]
                                [--plot PATH]
@@ -19,7 +20,8 @@ class runs here (the classic custom optimizers, TF Addons', Hugging Face's,
 (`--list`): `adam` (Keras 3; its legacy namesake runs too), `legacy.adam`,
 `tf1.adam`, `addons.lazy_adam`, ... `--factory my_module:my_factory` runs a
 user's own transform factory: its JAX run is the reference of its Keras 3
-and OptimizerV2 classes.
+and OptimizerV2 classes. `--native my_module:MyOptimizer` runs a user's own
+TensorFlow optimizer class against its port and its adoption.
 
 A value passes when `|value - reference| <= atol + rtol * |reference| +
 ROUNDING_FACTOR * rounding`, where `rounding` is the reference's own
@@ -77,6 +79,7 @@ NATIVE_EAGER = "native class, run eagerly"
 NATIVE_ELSEWHERE = "native class on Keras's {backend} backend, own process"
 PORT_ONLY = "the port: no native class runs here"
 FACTORY = "your factory, in JAX"
+USERS_CLASS = "your class, in TensorFlow"
 
 
 def run_native(declaration: catalog.Declaration, problem: Problem,
@@ -163,12 +166,13 @@ def declarations_for(name: str) -> list[catalog.Declaration]:
   return found
 
 
-def load_factory(spec: str) -> Any:
-  """`module:function`, imported (never evaluated) from the current
-  directory or the installed packages."""
+def load_factory(spec: str, flag: str = "--factory",
+                 kind: str = "MODULE:FUNCTION") -> Any:
+  """`module:function` (or `module:Class`), imported (never evaluated) from
+  the current directory or the installed packages."""
   module_name, _, function_name = spec.partition(":")
   if not module_name or not function_name.isidentifier():
-    raise ValueError(f"--factory takes MODULE:FUNCTION, got {spec!r}")
+    raise ValueError(f"{flag} takes {kind}, got {spec!r}")
   if "" not in sys.path:
     sys.path.insert(0, "")
   factory = getattr(importlib.import_module(module_name), function_name,
@@ -196,6 +200,25 @@ def factory_comparison(spec: str, problem: Problem, steps: int,
   reference = run_port(transform, problem, steps, f"{spec} (JAX)")
   return Comparison(reference, FACTORY, lambda moved: run_port(
       transform, moved, steps, reference.name).trajectory, runs)
+
+
+def native_class_comparison(spec: str, problem: Problem, steps: int,
+                            arguments: dict[str, Any]) -> Comparison:
+  """A user's own TensorFlow optimizer class (`tf_bridge.port` takes its
+  kind), built with `arguments`: the class itself on its own generation is
+  the reference of its port (JAX) and its adoption (`tf_bridge.adopt`,
+  Keras 3)."""
+  import tf_bridge  # pylint: disable=import-outside-toplevel
+  cls = load_factory(spec, flag="--native", kind="MODULE:CLASS")
+  rerun = lambda moved: run_keras(cls(**arguments), moved, steps,  # pylint: disable=unnecessary-lambda-assignment
+                                  spec).trajectory
+  return Comparison(
+      run_keras(cls(**arguments), problem, steps, f"{spec} (native)"),
+      USERS_CLASS, rerun, [
+          run_port(tf_bridge.port(cls(**arguments)), problem, steps,
+                   f"tf_bridge.port({spec})"),
+          run_keras(tf_bridge.adopt(cls)(**arguments), problem, steps,
+                    f"tf_bridge.adopt({spec})")])
 
 
 def rounding_sensitivity(comparison: Comparison, problem: Problem
@@ -370,6 +393,10 @@ def _parser() -> argparse.ArgumentParser:
   which.add_argument("--factory", metavar="MODULE:FUNCTION",
                      help="your own transform factory instead: its JAX run "
                      "against its Keras 3 and OptimizerV2 classes")
+  which.add_argument("--native", metavar="MODULE:CLASS",
+                     help="your own TensorFlow optimizer class instead "
+                     "(OptimizerV2, TF1, tf_keras 2.11+): it against its "
+                     "port and its adoption")
   parser.add_argument("--arguments", metavar="JSON", type=_parse_arguments,
                       default={}, help="hyperparameters for every "
                       "implementation in the run, e.g. "
@@ -425,6 +452,15 @@ def factory_source(spec: str) -> RowSource:
                        factory_comparison(spec, problem, steps, arguments)]})
 
 
+def native_class_source(spec: str) -> RowSource:
+  """A user's TensorFlow optimizer class (`--native`): its arguments are
+  checked when it is built."""
+  return RowSource(lambda arguments: None,
+                   lambda problem, steps, arguments: {spec: [
+                       native_class_comparison(spec, problem, steps,
+                                               arguments)]})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
   parser = _parser()
   args = parser.parse_args(argv)
@@ -436,7 +472,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   if args.all and args.plot:
     parser.error("--plot draws one optimizer: not with --all")
   try:
-    if args.factory:
+    if args.native:
+      source = native_class_source(args.native)
+    elif args.factory:
       source = factory_source(args.factory)
     else:
       source = catalog_source(catalog_names(merged=True) if args.all
@@ -452,9 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   try:
     runs = source.comparisons(problem, args.steps, args.arguments)
   except (ImportError, TypeError, ValueError) as error:
-    if not args.factory:
+    if not (args.factory or args.native):
       raise
-    parser.error(str(error))  # The user's module, function or arguments.
+    parser.error(str(error))  # The user's module, class or arguments.
   reports = [report(name, comparisons, problem, args.steps, args.seed,
                     args.rtol, args.atol)
              for name, comparisons in runs.items()]

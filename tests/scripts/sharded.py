@@ -159,8 +159,9 @@ def largest_difference(a, b, rtol=0.0, atol=1.0):
 def accumulation(mesh, params, grads):
   """Keras 3's gradient accumulation (its `lax.cond`) where the state is
   made outside `jit`, on the placed params or before they were placed, and
-  the gradients come laid out like the params or whole on every device: per
-  scenario, the largest difference from one device (in tolerances) and
+  the gradients come laid out like the params or whole on every device; and
+  as optax's own sharding tests call a transform, `init` jitted and
+  `update` not (its `cond` traced outside `jit`): per scenario, the largest difference from one device (in tolerances) and
   whether every state leaf keeps its layout across the steps (as a
   `lax.scan` carry must; on an `Auto` mesh XLA lays them out as it likes),
   or the error."""
@@ -170,8 +171,9 @@ def accumulation(mesh, params, grads):
                            is_leaf=is_spec)
   whole = NamedSharding(mesh, PartitionSpec())
 
-  def steps(params, state, all_grads):
-    step = jax.jit(lambda p, s, g: transform.update(g, s, p))
+  def steps(params, state, all_grads, jitted=True):
+    step = lambda p, s, g: transform.update(g, s, p)  # pylint: disable=unnecessary-lambda-assignment
+    step = jax.jit(step) if jitted else step
     layouts = [leaf.sharding for leaf in jax.tree.leaves(state)]
     stable = True
     for g in all_grads:
@@ -184,16 +186,19 @@ def accumulation(mesh, params, grads):
   single, _ = steps(params, transform.init(params), grads)
   found = {}
   explicit = mesh.axis_types[0] == AxisType.Explicit
-  for scenario, state_on_placed, grads_layout in (
-      ("gradients laid out like the params", True, shardings),
-      ("gradients whole on every device", True, whole),
-      ("state made before the params were placed", False, shardings)):
+  for scenario, state_on_placed, grads_layout, in_jit in (
+      ("gradients laid out like the params", True, shardings, False),
+      ("gradients whole on every device", True, whole, False),
+      ("state made before the params were placed", False, shardings, False),
+      ("init jitted, update outside jit", True, shardings, True)):
     try:
       with jax.set_mesh(mesh) if explicit else contextlib.nullcontext():
         placed = jax.device_put(params, shardings)
-        state = transform.init(placed if state_on_placed else params)
+        state = (jax.jit(transform.init) if in_jit else transform.init)(
+            placed if state_on_placed else params)
         result, stable = steps(placed, state, [jax.device_put(g, grads_layout)
-                                               for g in grads])
+                                               for g in grads],
+                               jitted=not in_jit)
       found[scenario] = {"tolerance_ratio": largest_difference(
           result, single, rtol=1e-5, atol=1e-6), "stable_layout": stable}
     except Exception as error:  # pylint: disable=broad-except

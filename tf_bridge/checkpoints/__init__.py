@@ -36,7 +36,13 @@ inner optimizer's in its `inner_state`.
 
 `restore(path, model, optimizer)` puts a tf_keras (legacy or 2.11+) or TF1
 checkpoint into a Keras 3 model and optimizer, which Keras 3 itself refuses
-to do.
+to do: any Keras 3 class of the catalog whose state means the file's (the
+writer's own algorithm on Keras 3, `tf_bridge.tf1.Adam` for TF1's Adam, or
+Keras 3's class of it), with the file's learning rate, as tf_keras's own
+resume takes it.
+
+Every function works inside TF1 programs (eager execution disabled) too;
+`restore` there is refused, since Keras 3 runs eagerly only.
 
 The JAX side keeps a run as an orbax directory (`write_orbax`, which `read`
 reads too), and `write_tf1` makes a TF1 Saver file of a TF1 optimizer's

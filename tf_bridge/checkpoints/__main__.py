@@ -14,7 +14,8 @@ command wrote) with the port NAME (a parity-command name: `tf1.adam`,
 `legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
 JAX run, a TF1 Saver checkpoint (a TF1 optimizer's port; with `--like`, in
-that file's keys) or a TF2 object-based one in the keys of `--like` (the
+that file's keys; without, with SRC's count as `global_step`, none where
+SRC holds none) or a TF2 object-based one in the keys of `--like` (the
 program's own checkpoint, whose object graph it restores by), or a Keras 3
 `.weights.h5` laid out as `--like` for the model `--model MODULE:FUNCTION`
 returns (Keras 3 files keep their variables by position; the model reads
@@ -33,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from tf_bridge import catalog, checkpoints
-from tf_bridge.checkpoints import _bundle, _keras3, _keys
+from tf_bridge.checkpoints import _bundle, _files, _keras3, _keys, _orbax
 
 
 def listing(path: str, optimizer: str | None = None) -> str:
@@ -188,12 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     transform = catalog.lookup(args.optimizer).make_port(
         **json.loads(args.arguments))
     model = _model(args.model) if args.model else None
-    params, state = checkpoints.read(
+    params, state, counted = _files.read_counted(
         args.source, transform,
         model=model if _holds_keras3(args.source) else None,
         optimizer=args.object)
     if args.to == "orbax":
-      checkpoints.write_orbax(args.destination, params, state)
+      _orbax.save(args.destination, params, state, counted)
     elif args.to == "keras3" and not (args.like and model is not None):
       raise ValueError(
           "A Keras 3 file keeps its variables by position, in the order of "
@@ -207,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           "A TF2 object-based checkpoint is restored through its program's "
           "object graph: give --like, a checkpoint that program wrote.")
     else:
-      checkpoints.write_tf1(args.destination, params, state, transform)
+      checkpoints.write_tf1(args.destination, params, state, transform,
+                            global_step=counted)
   except (KeyError, ValueError, FileNotFoundError, ImportError) as error:
     parser.exit(2, f"{parser.prog}: error: {error}\n")
   print(f"{args.source} -> {args.destination} ({args.to})")

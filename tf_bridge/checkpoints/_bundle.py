@@ -75,10 +75,23 @@ def write_bundle(prefix: str, tensors: Mapping[str, Any]) -> None:
   try:
     temporary = os.path.join(scratch, "checkpoint")
     names = sorted(tensors)
-    with tf.device("/cpu:0"):
-      tf.raw_ops.SaveV2(prefix=temporary, tensor_names=names,
-                        shape_and_slices=[""] * len(names),
-                        tensors=[tf.constant(tensors[n]) for n in names])
+    # Bytes (the object graph) stay objects: numpy's fixed-width strings
+    # drop trailing NUL bytes.
+    values = [np.asarray(tensors[n], object if isinstance(tensors[n], bytes)
+                         else None) for n in names]
+    # A graph and session of its own: in a TF1 program (eager execution
+    # disabled, or inside the program's graph) the op would only be added
+    # to the program's graph. Placeholders keep the values out of the
+    # graph, whose definition is limited to 2 GB.
+    with tf.Graph().as_default() as graph, tf.device("/cpu:0"):
+      fed = [tf.compat.v1.placeholder(
+          tf.string if v.dtype.kind in "OSU" else tf.as_dtype(v.dtype),
+          v.shape) for v in values]
+      save = tf.raw_ops.SaveV2(prefix=temporary, tensor_names=names,
+                               shape_and_slices=[""] * len(names),
+                               tensors=fed)
+    with tf.compat.v1.Session(graph=graph) as session:
+      session.run(save, dict(zip(fed, values)))
     # Over an existing checkpoint, its index goes first: an interrupted
     # rename then leaves no checkpoint at `prefix`, never one whose index
     # points into another's data.

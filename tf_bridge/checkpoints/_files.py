@@ -42,20 +42,30 @@ def read(path: str, transform: Any, *, model: Any = None,
     and counters, so that `transform.update` takes the step the writer
     would have taken next.
   """
+  params, state, _ = read_counted(path, transform, model=model,
+                                  optimizer=optimizer)
+  return params, state
+
+
+def read_counted(path: str, transform: Any, *, model: Any = None,
+                 optimizer: str | None = None
+                 ) -> tuple[dict[str, np.ndarray], Any, bool]:
+  """`read`, and whether the file holds the run's step count (a TF1 file
+  without `global_step` does not: the state's count is then 0)."""
   if optimizer is not None and (_keras3.is_keras3(path)
                                 or _orbax.is_orbax(path)):
     raise ValueError(
         f"optimizer= names one optimizer of a TF2 checkpoint of several; "
         f"{path!r} holds one optimizer's state.")
   if _keras3.is_keras3(path):
-    return _keras3.read(path, transform, model)
+    return (*_keras3.read(path, transform, model), True)
   if _orbax.is_orbax(path):
     return _orbax.restore(path, transform)
   names = _bundle.bundle_keys(path)
   owner = _keras3.object_owner(names)
   if owner is not None:  # TensorFlow restores it: no tensor read here.
-    return _keras3.read_object(_bundle.checkpoint_prefix(path), names,
-                               owner, transform, model)
+    return (*_keras3.read_object(_bundle.checkpoint_prefix(path), names,
+                                 owner, transform, model), True)
   tensors = _bundle.read_bundle(path)
   if model is not None:
     raise ValueError(
@@ -77,7 +87,7 @@ def read(path: str, transform: Any, *, model: Any = None,
     key = _key_of(leaf_path, keys)
     leaves.append(leaf if key is None else jnp.asarray(_keys.fitted(
         tensors[key], leaf, f"{key!r} of {path!r}", "the state's leaf")))
-  return params, jax.tree.unflatten(tree, leaves)
+  return params, jax.tree.unflatten(tree, leaves), keys.counter is not None
 
 
 def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
@@ -121,20 +131,23 @@ def write_orbax(path: str, params: Mapping[str, Any], state: Any) -> None:
 
 
 def write_tf1(path: str, params: Mapping[str, Any], state: Any,
-              transform: Any) -> None:
+              transform: Any, *, global_step: bool = True) -> None:
   """Writes `params` and the state of a TF1 optimizer's port as a TF1 Saver
   checkpoint of its own: variables by their keys in `params`, slots named
   as the TF1 class names them by default (`<variable>/Adam`,
-  `<variable>/Adam_1`), shared scalars by their names (`beta1_power`) and
-  the count as `global_step`."""
+  `<variable>/Adam_1`), shared scalars by their names (`beta1_power`) and,
+  unless `global_step` is False (the state's count is not the run's: it
+  was read from a file without one), the count as `global_step`."""
   expected = _keys.Expected.of(state)
   keys = _keys.tf1_fresh_keys(params, expected)
   tensors = {key: np.asarray(params[name]) for name, key in keys.params.items()}
   flat = jax.tree_util.tree_flatten_with_path(state)[0]
   for leaf_path, leaf in flat:
     key = _key_of(leaf_path, keys)
-    # TF1's global_step is an int64.
-    tensors[key] = np.asarray(leaf, np.int64 if key == keys.counter else None)
+    if key != keys.counter:
+      tensors[key] = np.asarray(leaf)
+    elif global_step:
+      tensors[key] = np.asarray(leaf, np.int64)  # TF1's global_step.
   _bundle.write_bundle(path, tensors)
 
 

@@ -127,6 +127,14 @@ def write_object(path: str, params: Mapping[str, Any], state: Any,
 
 
 def _require(model: Any, path: str) -> None:
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  if not tf.executing_eagerly():
+    raise RuntimeError(
+        f"{path!r} keeps its optimizer's variables by position, and is read "
+        "and written through its Keras model, which runs eagerly: eager "
+        "execution is off here (a TF1 program, or inside a tf.Graph). "
+        "Convert it in an eager program (python -m tf_bridge.checkpoints "
+        "convert ... --model MODULE:FUNCTION).")
   if model is None:
     raise ValueError(
         f"{path!r} holds a Keras 3 optimizer, which keeps its variables by "
@@ -372,12 +380,12 @@ def _flag_combinations(declaration: catalog.Declaration
 
 
 def native_like(declaration: catalog.Declaration, variables: list[Any],
-                count: int, path: str) -> Any:
-  """`declaration`'s native class built for `variables`, with the flags
-  that make it keep `count` variables."""
+                count: int, path: str, make: Any = None) -> Any:
+  """`declaration`'s native class (or the class `make` makes) built for
+  `variables`, with the flags that make it keep `count` variables."""
   kept = []
   for arguments in _flag_combinations(declaration):
-    optimizer = declaration.make_native(**arguments)
+    optimizer = (make or declaration.make_native)(**arguments)
     optimizer.build(variables)
     if len(optimizer.variables) == count:
       return optimizer

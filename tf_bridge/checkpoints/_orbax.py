@@ -10,6 +10,9 @@ from typing import Any, Mapping
 import jax
 import numpy as np
 
+# The item `save` adds when the state's count is not the run's.
+_UNCOUNTED = "count_unknown"
+
 
 def is_orbax(path: str) -> bool:
   return os.path.isdir(path) and os.path.exists(
@@ -26,17 +29,23 @@ def _orbax() -> Any:
   return ocp
 
 
-def save(path: str, params: Mapping[str, Any], state: Any) -> None:
+def save(path: str, params: Mapping[str, Any], state: Any,
+         counted: bool = True) -> None:
   """Saves the run (orbax writes a temporary directory and renames it when
-  whole)."""
+  whole); `counted` False: the state's count is not the run's (its source
+  file kept none), which `restore` tells."""
   checkpointer = _orbax().StandardCheckpointer()
-  checkpointer.save(os.path.abspath(path), {"params": dict(params),
-                                            "state": state})
+  item = {"params": dict(params), "state": state}
+  if not counted:
+    item[_UNCOUNTED] = np.asarray(True)
+  checkpointer.save(os.path.abspath(path), item)
   checkpointer.wait_until_finished()
 
 
-def restore(path: str, transform: Any) -> tuple[dict[str, np.ndarray], Any]:
-  """The run `save` wrote, its state in the tree `transform.init` gives."""
+def restore(path: str, transform: Any
+            ) -> tuple[dict[str, np.ndarray], Any, bool]:
+  """The run `save` wrote, its state in the tree `transform.init` gives,
+  and whether its count is the run's."""
   checkpointer = _orbax().StandardCheckpointer()
   path = os.path.abspath(path)
   stored = checkpointer.metadata(path).item_metadata
@@ -45,8 +54,10 @@ def restore(path: str, transform: Any) -> tuple[dict[str, np.ndarray], Any]:
                      "`params` and `state` of a converted run.")
   params = {name: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
             for name, leaf in stored["params"].items()}
-  restored = checkpointer.restore(path, {
-      "params": params, "state": jax.eval_shape(transform.init, params)})
+  target = {"params": params, "state": jax.eval_shape(transform.init, params)}
+  if _UNCOUNTED in stored:
+    target[_UNCOUNTED] = jax.ShapeDtypeStruct((), np.bool_)
+  restored = checkpointer.restore(path, target)
   return ({name: np.asarray(value)
            for name, value in restored["params"].items()},
-          restored["state"])
+          restored["state"], _UNCOUNTED not in restored)

@@ -129,6 +129,10 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     tf_keras.saving.register_keras_serializable(package=package,
                                                 name=cls.__name__)(cls)
 
+  @staticmethod
+  def _registered_class(registered_name):
+    return tf_keras.saving.get_registered_object(registered_name)
+
   def __init__(self, *args, skip_nonfinite=False, gradient_aggregator=None,
                gradient_transformers=None, **kwargs):
     kwargs = self._bound_arguments(args, kwargs, _registered_or_twin)
@@ -380,7 +384,7 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    module: str = "tf_bridge.legacy",
+                    module: str | None = None,
                     mixins: tuple[type, ...] = (),
                     slots_by_variable: bool = False,
                     native_names: dict[str, str] | None = None,
@@ -395,7 +399,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   Args:
     factory: A function returning an optax transformation.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    module: The class's module and its tf_keras registration package.
+    module: The class's module and its tf_keras registration package;
+      defaults to the factory's module, as `tf_bridge.keras_optimizer`'s.
     mixins: Base classes added before `LegacyOptimizer`.
     slots_by_variable: Create each slot for all variables in turn, as most
       OptimizerV2 classes do, or (True, as legacy Ftrl) the slots of one
@@ -407,6 +412,8 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
     positional: The arguments the constructor takes positionally, in order;
       by default the factory's then `name`.
   """
+  _arguments.check_factory("tf_bridge.legacy.keras_optimizer", factory)
+  module = module or _arguments.module_of(factory)
   if _arguments.is_decoupled(factory):
     mixins = (LegacyDecoupledWeightDecay, *mixins)
   return type(name or camel_case(factory.__name__),

@@ -65,12 +65,38 @@ __all__ = ["AdamWeightDecay", "LARS", "LAMB"]
 # End of catalog classes.
 
 
+def _model_garden_base() -> tuple[type, ...]:
+  """Where Model Garden is installed, a subclass of its
+  `ExponentialMovingAverage` that runs none of its code (each attribute it
+  has of its own and OptimizerV2 has too is OptimizerV2's), so that the
+  bridged class passes `isinstance(optimizer, optimization.
+  ExponentialMovingAverage)`, which Model Garden's trainer checks before it
+  makes the averages, swaps them in for evaluation and writes
+  `ema_checkpoints/`. Its class is no ABC: the twin must derive from it."""
+  try:
+    from official.modeling.optimization import ema_optimizer  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return ()
+  original = ema_optimizer.ExponentialMovingAverage
+  base = _tf_keras.optimizers.legacy.Optimizer
+
+  def on_base(name):
+    return next(vars(cls)[name] for cls in base.__mro__ if name in vars(cls))
+
+  return (type("ModelGardenExponentialMovingAverage", (original,), {
+      name: on_base(name) for name in vars(original)
+      if name not in ("__module__", "__qualname__", "__doc__")
+      and hasattr(base, name)}),)
+
+
 class ExponentialMovingAverage(LegacyWrapper, GardenMovingAverage,
-                               LegacyOptimizer,
+                               LegacyOptimizer, *_model_garden_base(),
                                port=_ports.exponential_moving_average):
   """Model Garden's `ExponentialMovingAverage` wrapper
   (`official.modeling.optimization.ema_optimizer`), around a bridged
-  OptimizerV2: one XLA call runs the inner step and the average.
+  OptimizerV2: one XLA call runs the inner step and the average. Where
+  Model Garden is installed, an instance of its class too (its trainer's
+  `isinstance` checks pass), running none of its code.
 
   As Model Garden's: the inner optimizer is the checkpoint dependency
   `ema_base_optimizer` and owns the step count (`iterations`, made in its

@@ -123,6 +123,10 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     tf_keras.saving.register_keras_serializable(package=package,
                                                 name=cls.__name__)(cls)
 
+  @staticmethod
+  def _registered_class(registered_name):
+    return tf_keras.saving.get_registered_object(registered_name)
+
   def __init__(self, *args, skip_nonfinite=False, **kwargs):
     kwargs = self._bound_arguments(args, kwargs,
                                    tf_keras.saving.get_registered_object)
@@ -262,7 +266,7 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
-                    module: str = "tf_bridge.tf_keras",
+                    module: str | None = None,
                     positional: Sequence[str] = ()) -> type:
   """A `TfKerasOptimizer` subclass running `factory`'s transform: its
   constructor takes `learning_rate`, the factory's other arguments and
@@ -274,9 +278,12 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
       `learning_rate`, tf_keras's current learning rate is fed to it every
       step.
     name: The class name; defaults to the CamelCase of `factory.__name__`.
-    module: The class's module and its Keras registration package.
+    module: The class's module and its tf_keras registration package;
+      defaults to the factory's module, as `tf_bridge.keras_optimizer`'s.
     positional: The arguments the constructor takes positionally.
   """
+  _arguments.check_factory("tf_bridge.tf_keras.keras_optimizer", factory)
+  module = module or _arguments.module_of(factory)
   return type(name or camel_case(factory.__name__), (TfKerasOptimizer,),
               {"__module__": module}, port=factory, package=module,
               positional=positional)

@@ -1,0 +1,161 @@
+"""Optimizers written for TensorFlow as their users write them, one per
+hook style, for tests/test_port.py: what `tf_bridge.port` is for."""
+
+import keras
+import tensorflow as tf
+import tf_keras
+from keras import ops
+
+import tf_bridge
+
+
+class CenteredMomentumSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: m = b*m + (1-b)*g; var -= lr * m / (1 - b**t)."""
+
+  def __init__(self, learning_rate=0.01, momentum=0.0,
+               name="CenteredMomentumSGD", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
+    self._set_hyper("momentum", momentum)
+    self._momentum = momentum != 0
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "momentum")
+
+  def _prepare_local(self, var_device, var_dtype, apply_state):
+    super()._prepare_local(var_device, var_dtype, apply_state)
+    momentum = tf.identity(self._get_hyper("momentum", var_dtype))
+    step = tf.cast(self.iterations + 1, var_dtype)
+    apply_state[(var_device, var_dtype)].update(
+        momentum=momentum, correction=1 - tf.pow(momentum, step))
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    coefficients = apply_state[(var.device, var.dtype.base_dtype)]
+    m = self.get_slot(var, "momentum")
+    b = coefficients["momentum"]
+    m_t = m.assign(b * m + (1 - b) * grad)
+    step = m_t / coefficients["correction"] if self._momentum else m_t
+    return var.assign_sub(coefficients["lr_t"] * step)
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    return self._resource_apply_dense(
+        tf.math.unsorted_segment_sum(grad, indices, tf.shape(var)[0]), var,
+        apply_state)
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(learning_rate=self._serialize_hyperparameter(
+        "learning_rate"), momentum=self._serialize_hyperparameter("momentum"))
+    return config
+
+
+class AdagradDecay(tf.compat.v1.train.Optimizer):
+  """TF1: Adagrad whose accumulator decays every `accumulator_decay_step`
+  steps (acc = max(acc * rate, initial)), counted by non-slot variables."""
+
+  def __init__(self, learning_rate, initial_accumulator_value=0.1,
+               accumulator_decay_step=100000, accumulator_decay_rate=0.9,
+               use_locking=False, name="AdagradDecay"):
+    super().__init__(use_locking, name)
+    self._learning_rate = learning_rate
+    self._initial = initial_accumulator_value
+    self._decay_step = accumulator_decay_step
+    self._decay_rate = accumulator_decay_rate
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self._get_or_make_slot_with_initializer(
+          var, tf.constant_initializer(self._initial), var.shape, var.dtype,
+          "accumulator", self._name)
+    first = min(var_list, key=lambda v: v.name)
+    self._create_non_slot_variable(0, "step", first)
+    self._create_non_slot_variable(0, "decays", first)
+
+  def _prepare(self):
+    self._lr_t = tf.convert_to_tensor(self._learning_rate, name="lr")
+
+  def _counter(self, name):
+    with tf.init_scope():  # As TF1's Adam finds its beta powers.
+      graph = (None if tf.executing_eagerly() else
+               tf.compat.v1.get_default_graph())
+    return self._get_non_slot_variable(name, graph)
+
+  def _decay_due(self):
+    t = self._counter("step") + 1
+    return t // self._decay_step > self._counter("decays")
+
+  def _resource_apply_dense(self, grad, var):
+    acc = self.get_slot(var, "accumulator")
+    decayed = tf.where(self._decay_due(),
+                       tf.maximum(acc * self._decay_rate, self._initial), acc)
+    acc_t = acc.assign(decayed + tf.square(grad))
+    lr = tf.cast(self._lr_t, var.dtype.base_dtype)
+    return var.assign_sub(lr * grad / tf.sqrt(acc_t))
+
+  def _finish(self, update_ops, name_scope):
+    with tf.control_dependencies(update_ops):
+      due = tf.cast(self._decay_due(), tf.int32)
+      with tf.control_dependencies([due]):
+        decays = self._counter("decays").assign_add(due)
+        step = self._counter("step").assign_add(1)
+    return tf.group(*update_ops, decays, step, name=name_scope)
+
+
+class SignMomentum(tf_keras.optimizers.Optimizer):
+  """tf_keras 2.11+: m = b*m + (1-b)*g; var -= lr * sign(m)."""
+
+  def __init__(self, learning_rate=0.01, beta=0.9, name="SignMomentum",
+               **kwargs):
+    super().__init__(name=name, **kwargs)
+    self._learning_rate = self._build_learning_rate(learning_rate)
+    self.beta = beta
+
+  def build(self, var_list):
+    super().build(var_list)
+    if hasattr(self, "_built") and self._built:
+      return
+    self._built = True
+    self._momenta = [self.add_variable_from_reference(var, "m")
+                     for var in var_list]
+
+  def update_step(self, gradient, variable):
+    lr = tf.cast(self.learning_rate, variable.dtype)
+    m = self._momenta[self._index_dict[self._var_key(variable)]]
+    m.assign(self.beta * m + (1 - self.beta) * gradient)
+    variable.assign_sub(lr * tf.sign(m))
+
+  def get_config(self):
+    config = super().get_config()
+    config.update(learning_rate=self._serialize_hyperparameter(
+        self._learning_rate), beta=self.beta)
+    return config
+
+
+class KerasSignMomentum(keras.optimizers.Optimizer):
+  """Keras 3, the same algorithm in `keras.ops`."""
+
+  def __init__(self, learning_rate=0.01, beta=0.9, name="KerasSignMomentum",
+               **kwargs):
+    super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+    self.beta = beta
+
+  def build(self, var_list):
+    if self.built:
+      return
+    super().build(var_list)
+    self._momenta = [self.add_variable_from_reference(var, "m")
+                     for var in var_list]
+
+  def update_step(self, gradient, variable, learning_rate):
+    lr = ops.cast(learning_rate, variable.dtype)
+    m = self._momenta[self._get_variable_index(variable)]
+    self.assign(m, self.beta * m + (1 - self.beta) * gradient)
+    self.assign_sub(variable, lr * ops.sign(m))
+
+  def get_config(self):
+    return {**super().get_config(), "beta": self.beta}
+
+
+# As a user makes a saved model load wherever this module is imported.
+AdoptedCenteredMomentumSGD = tf_bridge.adopt(CenteredMomentumSGD)

@@ -1,0 +1,243 @@
+"""TensorFlow's fused training kernels, spelled in plain ops for `port`.
+
+tf_keras's legacy built-ins and TF1's optimizers update their variables with
+fused kernels on resource handles (`ResourceApplyAdam` and kin), which no
+graph-to-JAX converter takes. While `port` traces a class, `unfused()` puts
+in their place the kernels' own formulas (as TensorFlow's `training_ops.cc`
+states them) written with reads, arithmetic and assignments, so the traced
+graph holds only ops the converter has. The numbers are the kernels'.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import sys
+from typing import Callable, Iterator
+
+import tensorflow as tf
+from tensorflow.python.framework import op_def_registry
+from tensorflow.python.ops import gen_resource_variable_ops
+from tensorflow.python.ops import gen_training_ops
+
+
+def _adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
+          use_nesterov=False):
+  alpha = lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
+  m = m + (grad - m) * (1 - beta1)
+  v = v + (tf.square(grad) - v) * (1 - beta2)
+  if use_nesterov:
+    return var - (m * beta1 + (1 - beta1) * grad) * alpha / (
+        tf.sqrt(v) + epsilon), m, v
+  return var - m * alpha / (tf.sqrt(v) + epsilon), m, v
+
+
+def _adam_with_amsgrad(var, m, v, vhat, beta1_power, beta2_power, lr, beta1,
+                       beta2, epsilon, grad):
+  alpha = lr * tf.sqrt(1 - beta2_power) / (1 - beta1_power)
+  m = m + (grad - m) * (1 - beta1)
+  v = v + (tf.square(grad) - v) * (1 - beta2)
+  vhat = tf.maximum(vhat, v)
+  return var - m * alpha / (tf.sqrt(vhat) + epsilon), m, v, vhat
+
+
+def _ada_max(var, m, v, beta1_power, lr, beta1, beta2, epsilon, grad):
+  m = m + (grad - m) * (1 - beta1)
+  v = tf.maximum(beta2 * v, tf.abs(grad))
+  return var - lr / (1 - beta1_power) * (m / (v + epsilon)), m, v
+
+
+def _gradient_descent(var, alpha, delta):
+  return (var - alpha * delta,)
+
+
+def _momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+  accum = accum * momentum + grad
+  if use_nesterov:
+    return var - (grad * lr + accum * momentum * lr), accum
+  return var - lr * accum, accum
+
+
+def _keras_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+  accum = accum * momentum - lr * grad
+  if use_nesterov:
+    return var + (accum * momentum - lr * grad), accum
+  return var + accum, accum
+
+
+def _adagrad(var, accum, lr, grad, update_slots=True):
+  if update_slots:
+    accum = accum + tf.square(grad)
+  return var - lr * grad * tf.math.rsqrt(accum), accum
+
+
+def _adagrad_v2(var, accum, lr, epsilon, grad, update_slots=True):
+  if update_slots:
+    accum = accum + tf.square(grad)
+  return var - lr * grad / (tf.sqrt(accum) + epsilon), accum
+
+
+def _adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
+  accum = accum * rho + tf.square(grad) * (1 - rho)
+  update = tf.sqrt(accum_update + epsilon) * tf.math.rsqrt(
+      accum + epsilon) * grad
+  accum_update = accum_update * rho + tf.square(update) * (1 - rho)
+  return var - update * lr, accum, accum_update
+
+
+def _rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
+  ms = ms + (tf.square(grad) - ms) * (1 - rho)
+  mom = mom * momentum + lr * grad * tf.math.rsqrt(ms + epsilon)
+  return var - mom, ms, mom
+
+
+def _centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
+  ms = ms + (tf.square(grad) - ms) * (1 - rho)
+  mg = mg + (grad - mg) * (1 - rho)
+  mom = mom * momentum + lr * grad * tf.math.rsqrt(
+      ms - tf.square(mg) + epsilon)
+  return var - mom, mg, ms, mom
+
+
+def _ftrl_v2(var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power,
+             multiply_linear_by_lr=False):
+  if multiply_linear_by_lr:
+    raise NotImplementedError(
+        "Ftrl's multiply_linear_by_lr=True kernel is not converted")
+  new_accum = accum + tf.square(grad)
+  half = tf.equal(lr_power, -0.5)
+  new_power = tf.where(half, tf.sqrt(new_accum), tf.pow(new_accum, -lr_power))
+  old_power = tf.where(half, tf.sqrt(accum), tf.pow(accum, -lr_power))
+  linear = linear + grad + 2 * l2_shrinkage * var - (
+      new_power - old_power) / lr * var
+  quadratic = new_power / lr + 2 * l2
+  var = (tf.clip_by_value(linear, -l1, l1) - linear) / quadratic
+  return var, new_accum, linear
+
+
+def _ftrl(var, accum, linear, grad, lr, l1, l2, lr_power,
+          multiply_linear_by_lr=False):
+  return _ftrl_v2(var, accum, linear, grad, lr, l1, l2, tf.zeros_like(l2),
+                  lr_power, multiply_linear_by_lr)
+
+
+def _proximal(prox, rate, l1, l2):
+  return tf.sign(prox) * tf.maximum(tf.abs(prox) - rate * l1, 0) / (
+      1 + rate * l2)
+
+
+def _proximal_gradient_descent(var, alpha, l1, l2, delta):
+  return (_proximal(var - alpha * delta, alpha, l1, l2),)
+
+
+def _proximal_adagrad(var, accum, lr, l1, l2, grad):
+  accum = accum + tf.square(grad)
+  rate = lr * tf.math.rsqrt(accum)
+  return _proximal(var - rate * grad, rate, l1, l2), accum
+
+
+def _adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad,
+                lr, l1, l2, global_step):
+  del var
+  sums = gradient_accumulator + grad
+  squares = gradient_squared_accumulator + tf.square(grad)
+  step = tf.cast(global_step, grad.dtype)
+  shrunk = tf.where(
+      l1 > 0, tf.sign(sums) * tf.maximum(tf.abs(sums) - l1 * step, 0), sums)
+  return -lr * shrunk / (l2 * step * lr + tf.sqrt(squares)), sums, squares
+
+
+# Each kernel: its formula and how many of its leading inputs are variables.
+_FORMULAS: dict[str, tuple[Callable[..., tuple], int]] = {
+    "ResourceApplyAdam": (_adam, 3),
+    "ResourceApplyAdamWithAmsgrad": (_adam_with_amsgrad, 4),
+    "ResourceApplyAdaMax": (_ada_max, 3),
+    "ResourceApplyGradientDescent": (_gradient_descent, 1),
+    "ResourceApplyMomentum": (_momentum, 2),
+    "ResourceApplyKerasMomentum": (_keras_momentum, 2),
+    "ResourceApplyAdagrad": (_adagrad, 2),
+    "ResourceApplyAdagradV2": (_adagrad_v2, 2),
+    "ResourceApplyAdadelta": (_adadelta, 3),
+    "ResourceApplyRMSProp": (_rms_prop, 3),
+    "ResourceApplyCenteredRMSProp": (_centered_rms_prop, 4),
+    "ResourceApplyFtrl": (_ftrl, 3),
+    "ResourceApplyFtrlV2": (_ftrl_v2, 3),
+    "ResourceApplyProximalGradientDescent": (_proximal_gradient_descent, 1),
+    "ResourceApplyProximalAdagrad": (_proximal_adagrad, 2),
+    "ResourceApplyAdagradDA": (_adagrad_da, 3),
+}
+
+
+def _snake(name: str) -> str:
+  return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_",
+                name).lower()
+
+
+def _unfused_kernel(formula: Callable[..., tuple], handles: int,
+                    op_def_inputs: list[str]) -> Callable[..., tf.Operation]:
+  """The kernel as reads, the formula and assignments on its handles."""
+
+  def kernel(*args, use_locking=False, name=None, **kwargs):
+    del use_locking, name
+    inputs = dict(zip(op_def_inputs, args))
+    inputs.update((key, kwargs.pop(key)) for key in op_def_inputs
+                  if key in kwargs)
+    grad = inputs.get("grad", inputs.get("delta"))
+    values = [tf.convert_to_tensor(inputs[key]) for key in op_def_inputs]
+    dtype = grad.dtype
+    read = [gen_resource_variable_ops.read_variable_op(value, dtype)
+            for value in values[:handles]]
+    scalars = [tf.cast(value, dtype) if key != "global_step" else value
+               for key, value in zip(op_def_inputs[handles:],
+                                     values[handles:])]
+    new_values = formula(*read, *scalars, **kwargs)
+    return tf.group(*[
+        gen_resource_variable_ops.assign_variable_op(handle, new_value)
+        for handle, new_value in zip(values, new_values)])
+
+  return kernel
+
+
+@functools.cache
+def _substitutes() -> dict[int, tuple[str, Callable[..., tf.Operation]]]:
+  """By the id of each generated kernel function (`resource_apply_adam`) and
+  raw op (`tf.raw_ops.ResourceApplyAdam`): its name and its substitute."""
+  substitutes = {}
+  for op_name, (formula, handles) in _FORMULAS.items():
+    substitute = _unfused_kernel(formula, handles, _op_inputs(op_name))
+    generated = _snake(op_name)
+    substitutes[id(getattr(gen_training_ops, generated))] = (generated,
+                                                              substitute)
+    substitutes[id(getattr(tf.raw_ops, op_name))] = (op_name, substitute)
+  return substitutes
+
+
+@contextlib.contextmanager
+def unfused() -> Iterator[None]:
+  """Within: every module's reference to a fused kernel (the generated
+  `gen_training_ops.resource_apply_*`, their re-exports, `tf.raw_ops.*`)
+  calls its formula in plain ops instead."""
+  substitutes = _substitutes()
+  names = {name for name, _ in substitutes.values()}
+  replaced = []
+  try:
+    for module in list(sys.modules.values()):
+      if not getattr(module, "__name__", "").startswith(
+          ("tensorflow", "tf_keras", "keras")):
+        continue
+      attributes = vars(module)
+      for name in names.intersection(attributes):
+        original = attributes[name]
+        if id(original) in substitutes:
+          replaced.append((module, name, original))
+          setattr(module, name, substitutes[id(original)][1])
+    yield
+  finally:
+    for module, name, original in reversed(replaced):
+      setattr(module, name, original)
+
+
+def _op_inputs(op_name: str) -> list[str]:
+  return [arg.name for arg in op_def_registry.get(op_name).input_arg]
+
