@@ -396,6 +396,8 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
              if self._hyper_names.get(k) not in self._hyper}),
         **{hyper: self._serialize_hyperparameter(hyper)
            for hyper in self._hyperparameters if hyper in self._hyper}})
+    for key in self._omitted_from_config():
+      config.pop(key, None)
     return config
 
 

@@ -262,6 +262,8 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     config["learning_rate"] = self._serialize_hyperparameter(
         self._learning_rate)
     config.update(self._bridge_config(self._arguments))
+    for key in self._omitted_from_config():
+      config.pop(key, None)
     return config
 
 
