@@ -4,14 +4,15 @@ HYPOTHESIS_PROFILE names another ("long"); JAX's compilation cache is
 kept on disk; TensorFlow's graphs run without Grappler; the bridge keeps
 every compiled step it makes. Under pytest-xdist's
 `--dist loadgroup` (README's test command) the tests of one `xdist_group`
-must run on one worker (they share its cached native runs and module
-processes); a pytest that ignores the groups is refused."""
+run on one worker (they share its cached native runs and module
+processes), on pytest 9.2 too (`xdist_groups`)."""
 
 import os
 import tempfile
 
 import pytest
 from hypothesis import settings
+from xdist_groups import pytest_collection_modifyitems  # pylint: disable=unused-import
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -42,18 +43,6 @@ def _graphs_without_grappler():
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     tf.config.optimizer.set_experimental_options(
         {"disable_meta_optimizer": True})
-
-
-def pytest_configure(config):
-  # pytest-xdist groups a test by rewriting Node._nodeid, which pytest 9.2
-  # no longer has (its node ids live elsewhere).
-  if config.getoption("dist", None) == "loadgroup" and not hasattr(
-      pytest.Item, "_nodeid"):
-    raise pytest.UsageError(
-        f"pytest {pytest.__version__} ignores the xdist_group marks that "
-        "--dist loadgroup goes by, so the tests of one group (sharing a "
-        "worker's cached native runs and module processes) would spread "
-        "over workers: install pytest<9.2 (pip install -e '.[test]')")
 
 
 @pytest.fixture(scope="session", autouse=True)
