@@ -127,8 +127,8 @@ def _serialized_for_tensorflow() -> Iterator[None]:
   same length) is written as `vhlo.custom_call_v2` from 1.18 on, which
   TensorFlow 2.21 refuses to load. `jax.export` takes no target version, so
   its serializer is swapped for the conversion; other threads' exports keep
-  jax's. A module that needs a newer op than TensorFlow reads fails to
-  serialize here, naming the op, instead of failing to load there.
+  jax's. A module that needs an op newer than TensorFlow reads then fails
+  when it is converted, not when TensorFlow loads it.
   """
   target = _tensorflow_stablehlo_target()
   if target is None:
@@ -334,10 +334,10 @@ def _polymorphic_shapes(sparse: tuple[bool, ...],
 def _symbolic_specs(inputs: Sequence[Any], polymorphic: list[Any]
                     ) -> list[Any]:
   """The specs of the step's arguments `inputs`, the lengths of the sparse
-  gradients and their indices symbolic as `polymorphic` (`_polymorphic_shapes`)
-  says. Not `jax.export.symbolic_args_specs(jax.tree.map(spec_of, inputs),
-  ...)`: in a `tf.function` those lengths are unknown, and jax 0.12 refuses
-  a `jax.ShapeDtypeStruct` of an unknown length."""
+  gradients and their indices symbolic as `polymorphic` says
+  (`_polymorphic_shapes`). Not `jax.export.symbolic_args_specs` of
+  `spec_of`'s: in a `tf.function` those lengths are unknown, and jax 0.12
+  refuses a `jax.ShapeDtypeStruct` of an unknown length."""
   scope = jax.export.SymbolicScope()
 
   def specs(shape: str | None, value: Any) -> Any:
