@@ -61,6 +61,21 @@ def pytest_configure(config):
   config.pluginmanager.register(xdist_groups)
 
 
+def _quick_patterns():
+  return [line.strip() for line in QUICK_PROFILE.read_text().splitlines()
+          if line.strip() and not line.startswith("#")]
+
+
+def pytest_ignore_collect(collection_path, config):
+  """`--quick` collects only the files quick_profile.txt names."""
+  if (config.getoption("quick") and collection_path.suffix == ".py"
+      and collection_path.name.startswith("test_")):
+    path = collection_path.relative_to(config.rootpath).as_posix()
+    if path not in {pattern.split("::")[0] for pattern in _quick_patterns()}:
+      return True
+  return None
+
+
 @pytest.hookimpl(tryfirst=True)  # Before pytest-xdist adds groups to the ids.
 def pytest_collection_modifyitems(config, items):
   """`--quick`: keeps the tests whose ids match a pattern of
@@ -68,8 +83,7 @@ def pytest_collection_modifyitems(config, items):
   matches no test of a file that was collected (a test renamed)."""
   if not config.getoption("quick"):
     return
-  patterns = [line.strip() for line in QUICK_PROFILE.read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
+  patterns = _quick_patterns()
   matchers = {pattern: re.compile(
       ".*".join(map(re.escape, pattern.split("*"))) + r"\Z")
               for pattern in patterns}
