@@ -4,14 +4,21 @@ HYPOTHESIS_PROFILE names another ("long"); JAX's compilation cache is
 kept on disk; TensorFlow's graphs run without Grappler; the bridge keeps
 every compiled step it makes. Under pytest-xdist's
 `--dist loadgroup` (README's test command) the tests of one `xdist_group`
-must run on one worker (they share its cached native runs and module
-processes); a pytest that ignores the groups is refused."""
+run on one worker (they share its cached native runs and module
+processes), on pytest 9.2 too (`xdist_groups`). `--quick` runs the
+quick profile, the tests quick_profile.txt selects."""
 
 import os
+import pathlib
+import re
 import tempfile
 
 import pytest
 from hypothesis import settings
+
+import xdist_groups
+
+QUICK_PROFILE = pathlib.Path(__file__).with_name("quick_profile.txt")
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -44,16 +51,54 @@ def _graphs_without_grappler():
         {"disable_meta_optimizer": True})
 
 
+def pytest_addoption(parser):
+  parser.addoption("--quick", action="store_true",
+                   help="run the quick profile: the tests selected by "
+                   f"{QUICK_PROFILE.name} (CI's run on the oldest stack)")
+
+
 def pytest_configure(config):
-  # pytest-xdist groups a test by rewriting Node._nodeid, which pytest 9.2
-  # no longer has (its node ids live elsewhere).
-  if config.getoption("dist", None) == "loadgroup" and not hasattr(
-      pytest.Item, "_nodeid"):
+  config.pluginmanager.register(xdist_groups)
+
+
+def _quick_patterns():
+  return [line.strip() for line in QUICK_PROFILE.read_text().splitlines()
+          if line.strip() and not line.startswith("#")]
+
+
+def pytest_ignore_collect(collection_path, config):
+  """`--quick` collects only the files quick_profile.txt names."""
+  if (config.getoption("quick") and collection_path.suffix == ".py"
+      and collection_path.name.startswith("test_")):
+    path = collection_path.relative_to(config.rootpath).as_posix()
+    if path not in {pattern.split("::")[0] for pattern in _quick_patterns()}:
+      return True
+  return None
+
+
+@pytest.hookimpl(tryfirst=True)  # Before pytest-xdist adds groups to the ids.
+def pytest_collection_modifyitems(config, items):
+  """`--quick`: keeps the tests whose ids match a pattern of
+  quick_profile.txt (`*` matches anything), and refuses a pattern that
+  matches no test of a file that was collected (a test renamed)."""
+  if not config.getoption("quick"):
+    return
+  patterns = _quick_patterns()
+  matchers = {pattern: re.compile(
+      ".*".join(map(re.escape, pattern.split("*"))) + r"\Z")
+              for pattern in patterns}
+  matched = {pattern: [item for item in items if matcher.match(item.nodeid)]
+             for pattern, matcher in matchers.items()}
+  files = {item.nodeid.split("::")[0] for item in items}
+  unmatched = [pattern for pattern, found in matched.items()
+               if pattern.split("::")[0] in files and not found]
+  if unmatched:
     raise pytest.UsageError(
-        f"pytest {pytest.__version__} ignores the xdist_group marks that "
-        "--dist loadgroup goes by, so the tests of one group (sharing a "
-        "worker's cached native runs and module processes) would spread "
-        "over workers: install pytest<9.2 (pip install -e '.[test]')")
+        f"{QUICK_PROFILE.name}: no collected test matches {unmatched}")
+  chosen = {id(item) for found in matched.values() for item in found}
+  config.hook.pytest_deselected(
+      items=[item for item in items if id(item) not in chosen])
+  items[:] = [item for item in items if id(item) in chosen]
 
 
 @pytest.fixture(scope="session", autouse=True)

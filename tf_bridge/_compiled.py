@@ -10,14 +10,17 @@ compiled step, keyed by the step's program (`_program_key`).
 from __future__ import annotations
 
 import collections
+import contextlib
+import functools
 import hashlib
+import threading
 from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import jax.extend
 import numpy as np
 
-from tf_bridge._layout import StateLayout, precision, spec_of
+from tf_bridge._layout import StateLayout, numpy_dtype, precision, spec_of
 
 # Compiled steps shared by optimizer instances in this process, keyed by the
 # step's program (`_program_key`): a new optimizer that computes the same
@@ -57,13 +60,12 @@ def compiled_step(step: Callable[..., Any], layout: StateLayout,
 
   if not shareable:
     return compiled(step)
-  specs = jax.tree.map(spec_of, inputs)
   with precision(layout.float64):
     if any(sparse):
-      closed = jax.make_jaxpr(step)(
-          *jax.export.symbolic_args_specs(specs, polymorphic))
+      closed = jax.make_jaxpr(step)(*_symbolic_specs(inputs, polymorphic))
     else:
-      closed, shapes = jax.make_jaxpr(step, return_shape=True)(*specs)
+      closed, shapes = jax.make_jaxpr(step, return_shape=True)(
+          *jax.tree.map(spec_of, inputs))
       step = _replay(closed, shapes)
   program = _program_key(closed)
   shared = _SHARED_STEPS.pop(program, None) or compiled(step)
@@ -91,11 +93,83 @@ def to_tensorflow(function: Callable[..., Any],
   TensorFlow's XLA compiler has no kernel of its own for and lowers through
   its MLIR pipeline one op at a time (2.5 ms each, measured: ResNet-50's
   fused step spent 1.0 s of its first call there).
+
+  The module is serialized for the StableHLO version TensorFlow reads
+  (`_serialized_for_tensorflow`) when the converted function is traced.
   """
   from jax.experimental import jax2tf  # pylint: disable=import-outside-toplevel
-  return jax2tf.convert(function, with_gradient=True,
-                        polymorphic_shapes=polymorphic_shapes,
-                        native_serialization_platforms=_export_platforms())
+  converted = jax2tf.convert(function, with_gradient=True,
+                             polymorphic_shapes=polymorphic_shapes,
+                             native_serialization_platforms=_export_platforms())
+
+  @functools.wraps(converted)
+  def call(*arguments):
+    with _serialized_for_tensorflow():
+      return converted(*arguments)
+  return call
+
+
+# Held while `jax.export`'s serializer is swapped
+# (`_serialized_for_tensorflow`).
+_SERIALIZER_SWAP = threading.RLock()
+
+
+@contextlib.contextmanager
+def _serialized_for_tensorflow() -> Iterator[None]:
+  """Within it, `jax.export` serializes this thread's modules for the
+  StableHLO version TensorFlow's `XlaCallModule` deserializes, where that is
+  older than the version jax targets.
+
+  jax targets the StableHLO of 4 weeks before its release (1.18.0 for jax
+  0.12), TensorFlow 2.21 reads 1.13.7. Most ops are written as 1.13.7 reads
+  them either way, but a polymorphic shape's assertion (a `shape_assertion`
+  custom call, e.g. that a sparse gradient's values and indices have the
+  same length) is written as `vhlo.custom_call_v2` from 1.18 on, which
+  TensorFlow 2.21 refuses to load. `jax.export` takes no target version, so
+  its serializer is swapped for the conversion; other threads' exports keep
+  jax's. A module that needs an op newer than TensorFlow reads then fails
+  when it is converted, not when TensorFlow loads it.
+  """
+  target = _tensorflow_stablehlo_target()
+  if target is None:
+    yield
+    return
+  # pylint: disable=import-outside-toplevel,protected-access
+  from jax._src import xla_bridge
+  from jax._src.export import _export
+  from jax._src.lib import _jax
+  with _SERIALIZER_SWAP:
+    jax_serializer = _export._module_to_bytecode
+    thread = threading.get_ident()
+
+    def serialize(module: Any) -> bytes:
+      if threading.get_ident() != thread:
+        return jax_serializer(module)
+      return _jax.mlir.serialize_portable_artifact(
+          module, target, xla_bridge.get_backend().serialize_with_sdy)
+
+    _export._module_to_bytecode = serialize
+    try:
+      yield
+    finally:
+      _export._module_to_bytecode = jax_serializer
+
+
+@functools.cache
+def _tensorflow_stablehlo_target() -> str | None:
+  """TensorFlow's StableHLO version where jax targets a newer one, else
+  None (jax's own target loads in TensorFlow)."""
+  # pylint: disable=import-outside-toplevel
+  from jax._src.lib.mlir.dialects import hlo
+  from tensorflow.compiler.mlir.stablehlo import stablehlo
+
+  def version(text: str) -> tuple[int, ...]:
+    return tuple(map(int, text.split(".")))
+
+  tensorflows = stablehlo.get_current_version()
+  jaxs = hlo.get_version_from_compatibility_requirement(
+      hlo.StablehloCompatibilityRequirement.WEEK_4)
+  return tensorflows if version(tensorflows) < version(jaxs) else None
 
 
 def _compile_apply(step: Callable[..., Any], float64: bool,
@@ -255,6 +329,25 @@ def _polymorphic_shapes(sparse: tuple[bool, ...],
   return [None, lengths, None, None,
           [f"(n{index},)" for index, is_sparse in enumerate(sparse)
            if is_sparse], None]
+
+
+def _symbolic_specs(inputs: Sequence[Any], polymorphic: list[Any]
+                    ) -> list[Any]:
+  """The specs of the step's arguments `inputs`, the lengths of the sparse
+  gradients and their indices symbolic as `polymorphic` says
+  (`_polymorphic_shapes`). Not `jax.export.symbolic_args_specs` of
+  `spec_of`'s: in a `tf.function` those lengths are unknown, and jax 0.12
+  refuses a `jax.ShapeDtypeStruct` of an unknown length."""
+  scope = jax.export.SymbolicScope()
+
+  def specs(shape: str | None, value: Any) -> Any:
+    if shape is None:
+      return jax.tree.map(spec_of, value)
+    return jax.ShapeDtypeStruct(
+        jax.export.symbolic_shape(shape, scope=scope),
+        numpy_dtype(value.dtype))
+  return jax.tree.map(specs, polymorphic, list(inputs),
+                      is_leaf=lambda shape: shape is None)
 
 
 def _convert(step: Callable[..., Any], polymorphic_shapes: list[Any]):
