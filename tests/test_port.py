@@ -469,3 +469,32 @@ def test_old_pypi_packages_classes_adopted_train_keras_3(pypi_runs, name):
   assert pypi_runs[name]["adopted_is_keras_3"]
   assert pypi_runs[name]["fit"] is None, pypi_runs[name]["fit"]
   assert "part at step" in pypi_runs[name]["fit_mutant"]
+
+
+@pytest.fixture(scope="module")
+def adopted_settings():
+  """tests/scripts/adopted_settings.py's results (a process of its own:
+  two logical CPUs, a global dtype policy)."""
+  result = subprocess.run(
+      [sys.executable, str(pathlib.Path(__file__).parent / "scripts" /
+                           "adopted_settings.py")],
+      capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stderr[-4000:]
+  return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("setting", ["mirrored", "mixed_float16"])
+def test_adopted_class_under_a_strategy_and_mixed_precision(adopted_settings,
+                                                            setting):
+  """`adopt(tf_keras.optimizers.legacy.Adam)` trains as Keras 3's Adam under
+  MirroredStrategy over two replicas (the port traces the class outside the
+  strategy) and under mixed_float16 (inside Keras's LossScaleOptimizer);
+  a mutant (learning rate 1 % off) parts from it."""
+  run = adopted_settings[setting]
+  assert run["within"], run
+  assert not run["mutant_within"], run
+  assert run["movement"] > 1e-2, run
+  expected = {"mirrored": ("Adam", 2),
+              "mixed_float16": ("LossScaleOptimizer", 1)}[setting]
+  assert (run["adopted_optimizer"], run["replicas"]) == expected, run
+  assert run["optimizer"] == expected[0], run
