@@ -11,6 +11,9 @@ HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
 TEST_GRAPPLER=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
   tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py
+# The parity command over the whole catalog at its defaults (the suite runs
+# each entry through it at 3 steps: tests/test_parity_command.py).
+"$python" -m tf_bridge.parity --all
 # Every bridged class with its variables on two devices: prints any error.
 PYTHONPATH=. "$python" tests/scripts/device_groups.py --all | "$python" -c \
   'import json, sys; r = json.load(sys.stdin); bad = {k: v for k, v in r.items() if "error" in v}; print(bad or f"{len(r)} classes equal their ports"); sys.exit(bool(bad))'

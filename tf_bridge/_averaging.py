@@ -8,7 +8,6 @@ from __future__ import annotations
 import warnings
 from typing import Any, Sequence
 
-from tf_bridge._checks import variable_name
 from tf_bridge._keras3 import tf_variable_of
 
 
@@ -27,22 +26,28 @@ class AveragedOptimizer(OptimizerWrapper):
   def assign_average_vars(self, var_list: Sequence[Any]) -> Any:
     """Sets each variable of `var_list` to its average from the state (as
     TFA's `AveragedOptimizerWrapper.assign_average_vars`, e.g. before
-    evaluating or saving the averaged model); a variable without one is
-    skipped with TFA's warning. Returns the assignments as one op (what a
-    TF1 session runs)."""
+    evaluating or saving the averaged model). Whatever cannot take an
+    average is skipped with TFA's warning: a variable without one, or an
+    object that is no variable (`model.variables` holds the weight handlers
+    of preprocessing layers such as `TextVectorization`). Returns the
+    assignments as one op (what a TF1 session runs)."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     averages = self._fused.averages(self._built_variables() or [],
                                     self._state_variables)
     assignments = []
     for variable in var_list:
+      # TFA looks `var.assign` up before the average.
+      assign = getattr(variable, "assign", None)
       average = averages.get(id(variable))
-      if average is None:
-        warnings.warn(
-            f"Unable to assign average slot to {variable_name(variable)} : "
-            f"{type(self).__name__} keeps no average of it (it was not "
-            "built for it).", stacklevel=2)
+      if assign is None or average is None:
+        reason = (f"{type(self).__name__} keeps no average of it (it was not "
+                  "built for it)." if assign is not None else
+                  f"{type(variable).__name__!r} object has no attribute "
+                  "'assign'")
+        warnings.warn(f"Unable to assign average slot to {variable} : "
+                      f"{reason}", stacklevel=2)
         continue
-      assignments.append(variable.assign(average))
+      assignments.append(assign(average))
     return tf.group(assignments)
 
 
@@ -156,6 +161,10 @@ class GardenMovingAverage(MovingAverageWeights):
   """
   _swap_outside_a_strategy = ("Swapping weights must occur under a "
                               "tf.distribute.Strategy.")
+
+  def _omitted_from_config(self) -> tuple[str, ...]:
+    # As Model Garden's config (True is the only value taken here).
+    return ("trainable_weights_only",)
 
   @classmethod
   def _bound_arguments(cls, args: tuple, kwargs: dict[str, Any],

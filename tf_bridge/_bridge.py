@@ -211,6 +211,12 @@ class BridgedOptimizer:
         host_wrapper, self._skip_nonfinite)
     self._fused.transform(probe_rate)
 
+  def _omitted_from_config(self) -> tuple[str, ...]:
+    """The arguments the original class leaves out of its config (the
+    catalog's `config_omits`), which the hosts of its generation leave out
+    too."""
+    return () if self.declaration is None else self.declaration.config_omits
+
   def _bridge_config(self, arguments: dict[str, Any]) -> dict[str, Any]:
     """The config entries of the port's `arguments` and `skip_nonfinite`."""
     config = _serialization.serialized_arguments(arguments, self.port,

@@ -113,12 +113,14 @@ def _trajectory_apart(optimizer: Any, initial: Sequence[np.ndarray],
   variables = [tf.Variable(value, name=name)
                for name, value in zip(names, initial)]
   apply = lambda grads: apply_gradients(optimizer, grads, variables)  # pylint: disable=unnecessary-lambda-assignment
+  tensors = [[_gradient_tensor(g, v) for g, v in zip(step, variables)]
+             for step in gradients]
   if backend != "eager":
-    # TF1 makes its slots at its first step: one trace, a call per step.
-    apply = tf.function(apply)
-  return [_apply_and_read(apply, variables, lambda v: v.numpy(), [
-      _gradient_tensor(g, v) for g, v in zip(step, variables)])
-          for step in gradients]
+    # TF1 makes its slots at its first step: one trace (by hand, as in
+    # `_steps_in_one_call`), a call per step.
+    apply = tf.function(apply).get_concrete_function(tensors[0])
+  return [_apply_and_read(apply, variables, lambda v: v.numpy(), grads)
+          for grads in tensors]
 
 
 def _steps_in_one_call(runs: Sequence[tuple[Any, Sequence[Any]]],
@@ -137,8 +139,7 @@ def _steps_in_one_call(runs: Sequence[tuple[Any, Sequence[Any]]],
              for index in range(len(gradients[0]))]
   every_variable = [v for _, variables in runs for v in variables]
 
-  @tf.function(autograph=False)
-  def run(stacked):
+  def run():
     def step(index, values):
       for optimizer, variables in runs:
         apply_gradients(optimizer, [
@@ -153,7 +154,11 @@ def _steps_in_one_call(runs: Sequence[tuple[Any, Sequence[Any]]],
                               (tf.constant(0), values))
     return [array.stack() for array in values]
 
-  values = iter(value.numpy() for value in run(stacked))
+  # Traced once, by hand: a `tf.function` called once per comparison would
+  # count each new optimizer's trace as a retrace of the same code, and
+  # TensorFlow warns after five ("triggered tf.function retracing").
+  traced = tf.function(run, autograph=False).get_concrete_function()
+  values = iter(value.numpy() for value in traced())
   trajectories = []
   for _, variables in runs:
     mine = [next(values) for _ in variables]

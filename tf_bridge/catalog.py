@@ -117,6 +117,13 @@ class Declaration:
   # does not import here (Model Garden's AdamWeightDecay, a legacy Adam,
   # checkpoints `beta_1` and `beta_2`).
   original_hyperparameters: tuple[str, ...] = ()
+  # Arguments the native or original class takes but leaves out of its
+  # config (tf_keras Adam's `adaptive_epsilon`, Hugging Face's weight decay
+  # lists): its twin of that generation leaves them out too, so each loads
+  # the other's config, and `from_config` rebuilds them at their defaults,
+  # as the original's does. (Keras 3 hosts of other generations' algorithms
+  # keep them: no original has their config.)
+  config_omits: tuple[str, ...] = ()
 
   @property
   def name(self) -> str:
@@ -257,6 +264,10 @@ _TF_KERAS_ADAM = dict(
     native_attributes={"momentum": "_momentums", "velocity": "_velocities",
                        "velocity_hat": "_velocity_hats"})
 
+# Model Garden's LARS and LAMB leave their name lists out of their configs.
+_GARDEN_LAYER_ADAPTATION = ("exclude_from_layer_adaptation",
+                            "exclude_from_weight_decay")
+
 CATALOG: tuple[Declaration, ...] = (
     keras(jaxopt_port.sgd, "SGD", every_slot_arguments={"momentum": 0.9},
           same_state={"legacy.sgd": {"momentum": "momentum"}}),
@@ -356,11 +367,14 @@ CATALOG: tuple[Declaration, ...] = (
     addons(jaxopt_port.addons.yogi, "Yogi",
            native_names={"beta_1": "beta1", "beta_2": "beta2"}),
     addons(jaxopt_port.addons.novograd, "NovoGrad",
-           every_slot_arguments={"amsgrad": True}),
-    addons(jaxopt_port.addons.cocob, "COCOB"),
+           every_slot_arguments={"amsgrad": True},
+           config_omits=("amsgrad", "decay")),
+    addons(jaxopt_port.addons.cocob, "COCOB",
+           config_omits=("decay", "learning_rate", "use_locking")),
     addons(jaxopt_port.addons.conditional_gradient, "ConditionalGradient",
-           required={"learning_rate": 0.9}),
-    addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad"),
+           required={"learning_rate": 0.9}, config_omits=("decay",)),
+    addons(jaxopt_port.addons.proximal_adagrad, "ProximalAdagrad",
+           config_omits=("decay",)),
     addons(jaxopt_port.addons.lamb, "LAMB",
            methods=(_native_methods.LambNameMethods,),
            native_names={"weight_decay_rate": "weight_decay"},
@@ -368,17 +382,23 @@ CATALOG: tuple[Declaration, ...] = (
                DeprecationWarning, "weight_decay_rate has been renamed to "
                "weight_decay,and will be deprecated in Addons 0.18.")}),
     hf(jaxopt_port.hf.adam_weight_decay, "AdamWeightDecay",
-       every_slot_arguments={"amsgrad": True}),
+       every_slot_arguments={"amsgrad": True},
+       config_omits=("exclude_from_weight_decay", "include_in_weight_decay")),
     tf_models(jaxopt_port.tf_models.adam_weight_decay, "AdamWeightDecay",
               "legacy_adamw", every_slot_arguments={"amsgrad": True},
-              original_hyperparameters=("beta_1", "beta_2")),
-    tf_models(jaxopt_port.tf_models.lars, "LARS", "lars"),
+              original_hyperparameters=("beta_1", "beta_2"),
+              config_omits=("exclude_from_weight_decay", "gradient_clip_norm",
+                            "include_in_weight_decay")),
+    tf_models(jaxopt_port.tf_models.lars, "LARS", "lars",
+              config_omits=_GARDEN_LAYER_ADAPTATION),
     tf_models(jaxopt_port.tf_models.lamb, "LAMB", "lamb",
               methods=(_native_methods.LambNameMethods,),
               original_hyperparameters=("beta_1", "beta_2",
-                                        "weight_decay_rate")),
+                                        "weight_decay_rate"),
+              config_omits=_GARDEN_LAYER_ADAPTATION),
     tfrs(jaxopt_port.tfrs.clippy_adagrad, "ClippyAdagrad",
          every_slot_arguments={"export_clipping_factors": True},
+         config_omits=("use_standard_accumulator_update",),
          native_attributes={"accumulator": "_accumulators",
                             "clipping_factor": "clipping_factors"}),
     tf_keras(jaxopt_port.tf_keras.sgd, "SGD",
@@ -386,7 +406,8 @@ CATALOG: tuple[Declaration, ...] = (
              slot_names={"momentum": "m"},
              native_attributes={"momentum": "momentums"}),
     tf_keras(jaxopt_port.tf_keras.adam, "Adam",
-             every_slot_arguments={"amsgrad": True}, **_TF_KERAS_ADAM),
+             every_slot_arguments={"amsgrad": True},
+             config_omits=("adaptive_epsilon",), **_TF_KERAS_ADAM),
     tf_keras(jaxopt_port.tf_keras.adamw, "AdamW",
              every_slot_arguments={"amsgrad": True}, **_TF_KERAS_ADAM),
     tf_keras(jaxopt_port.tf_keras.adagrad, "Adagrad",

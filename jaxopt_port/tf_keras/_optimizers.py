@@ -4,7 +4,7 @@ ports' (see the package's docstring)."""
 from __future__ import annotations
 
 from jaxopt_port import _checks
-from jaxopt_port._adam import adam_update_step
+from jaxopt_port._adam import adam_update_step, adamw as keras3_adamw
 from jaxopt_port import _row_sparse
 from jaxopt_port._base import UpdateStep
 from jaxopt_port.tf_keras._base import with_tf_keras_base_arguments
@@ -40,6 +40,31 @@ def adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
   _checks.check_moment_arguments(beta_1, beta_2, epsilon)
   return adam_update_step(beta_1, beta_2, epsilon, amsgrad,
                           adaptive_epsilon=bool(adaptive_epsilon))
+
+
+@with_tf_keras_base_arguments(learning_rate=0.001,
+                              sparse_rows=_row_sparse.DENSE)
+def adamw(weight_decay: float = 0.004, beta_1: float = 0.9,
+          beta_2: float = 0.999, epsilon: float = 1e-7,
+          amsgrad: bool = False) -> UpdateStep:
+  """AdamW, as `tf_keras.optimizers.AdamW`: `jaxopt_port.adamw` (Keras 3's
+  numbers; see its arguments there), with tf_keras's words for a missing
+  `weight_decay`.
+
+  ::
+
+    p = p - p * weight_decay * learning_rate
+    p = adam(p)
+
+  Reference: Loshchilov and Hutter, 2019, "Decoupled Weight Decay
+  Regularization".
+  """
+  if weight_decay is None:
+    raise ValueError("Missing value of `weight_decay` which is required and"
+                     " must be a float value.")
+  return keras3_adamw.make_update_step(
+      weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+      epsilon=epsilon, amsgrad=amsgrad)
 
 
 @with_tf_keras_base_arguments(learning_rate=0.0001,

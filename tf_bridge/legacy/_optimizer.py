@@ -236,6 +236,9 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
 
   def apply_gradients(self, grads_and_vars, *args, **kwargs):
     grads_and_vars = list(grads_and_vars)
+    for grad, tensor in grads_and_vars:
+      if grad is not None and isinstance(tensor, tf.Tensor):
+        self._refuse_tensor(tensor)
     grads_and_vars = list(zip(
         _checks.tensor_slices([g for g, _ in grads_and_vars]),
         [v for _, v in grads_and_vars]))
@@ -244,6 +247,19 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
         [v for _, v in grads_and_vars],
         getattr(type(self).port, "complex_values", False)):
       return super().apply_gradients(grads_and_vars, *args, **kwargs)
+
+  @tf.autograph.experimental.do_not_convert
+  def _refuse_tensor(self, tensor):
+    """What OptimizerV2 raises for a tensor in the place of a variable (as
+    `_compute_gradients` returns it for one): making a slot for it reads
+    its `_unique_id` (an AttributeError), and an optimizer without slots
+    refuses to update it."""
+    layout = _layout.StateLayout.of(self._fused.transform(0.001), ["tensor"],
+                                    [tensor])
+    if any(leaf.is_slot_of([tensor]) for leaf in layout.leaves):
+      tf_keras.src.optimizers.legacy.optimizer_v2._var_key(tensor)  # pylint: disable=protected-access
+    raise NotImplementedError(
+        f"Updating a `Tensor` is not implemented. Received: var={tensor}.")
 
   def _create_slots(self, var_list):
     # As OptimizerV2: slots for the variables not seen before, the others
@@ -380,6 +396,8 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
              if self._hyper_names.get(k) not in self._hyper}),
         **{hyper: self._serialize_hyperparameter(hyper)
            for hyper in self._hyperparameters if hyper in self._hyper}})
+    for key in self._omitted_from_config():
+      config.pop(key, None)
     return config
 
 

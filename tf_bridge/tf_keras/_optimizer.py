@@ -16,6 +16,7 @@ and checkpoints go either way between a native class and its twin.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -230,16 +231,42 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
       grads, variables = zip(*grads_and_vars)
       grads = _checks.tensor_slices(grads)
       grads_and_vars = list(zip(grads, variables))
-      checked = _checks.check_gradients(type(self).__name__, grads, variables)
+      checked = _checks.check_gradients(
+          type(self).__name__,
+          [tf.TensorSpec(v.shape, g.dtype) if self._broadcasts(g, v) else g
+           for g, v in grads_and_vars], variables)
     with checked:
       return super().apply_gradients(
           grads_and_vars, name=name,
           skip_gradients_aggregation=skip_gradients_aggregation, **kwargs)
 
+  @tf.autograph.experimental.do_not_convert
+  def _broadcasts(self, grad, variable):
+    """Whether `grad`, a dense gradient of another shape than `variable`'s,
+    is one native's update step takes: it broadcasts where the step's
+    arithmetic does (a (1,) gradient to a (1, 1) kernel, but never into
+    tf_keras Adagrad's `assign_add`, nor a vector into Adafactor's factored
+    moments), and the step is then the broadcast gradient's."""
+    declaration = self.declaration
+    if (grad is None or isinstance(grad, tf.IndexedSlices)
+        or declaration is None or not declaration.has_native
+        or not (grad.shape.is_fully_defined()
+                and variable.shape.is_fully_defined())
+        or grad.shape == variable.shape):
+      return False
+    with tf.init_scope():  # The config reads the rate's value.
+      # The rate never decides a shape (and a schedule would not hash).
+      config = {**self.get_config(), "learning_rate": 0.001}
+    return _native_step_takes(
+        declaration.native_class(), tuple(sorted(config.items())),
+        tuple(grad.shape), tuple(variable.shape), variable.dtype.name)
+
   def _distributed_apply_gradients_fn(self, distribution, grads_and_vars,
                                       **kwargs):
     aligned = [None] * len(self._bridged_variables)
     for grad, variable in grads_and_vars:
+      if self._broadcasts(grad, variable):
+        grad = tf.broadcast_to(grad, variable.shape)
       aligned[self._index_dict[self._var_key(variable)]] = grad
     # merge_call would convert it with autograph (seconds of a first step,
     # for code without Python control flow on tensors).
@@ -262,7 +289,28 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     config["learning_rate"] = self._serialize_hyperparameter(
         self._learning_rate)
     config.update(self._bridge_config(self._arguments))
+    for key in self._omitted_from_config():
+      config.pop(key, None)
     return config
+
+
+@functools.lru_cache(maxsize=256)
+def _native_step_takes(native_class, config, grad_shape, variable_shape,
+                       dtype):
+  """Whether `native_class`'s update step, made from `config` (its items),
+  takes a gradient of `grad_shape` for a variable of `variable_shape`:
+  traced, never run, on a native instance of its own."""
+  with tf.init_scope():
+    native = native_class.from_config(dict(config))
+    variable = tf.Variable(tf.zeros(variable_shape, dtype))
+    native.build([variable])
+    step = tf.function(lambda grad: native.update_step(grad, variable),
+                       autograph=False)
+    try:
+      step.get_concrete_function(tf.TensorSpec(grad_shape, dtype))
+    except (ValueError, TypeError, tf.errors.InvalidArgumentError):
+      return False
+  return True
 
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
