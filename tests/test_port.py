@@ -432,3 +432,69 @@ def test_a_run_started_in_tensorflow_continues_in_jax(make):
     continued.append([np.asarray(p) for p in params])
   testing.compare_trajectories(continued, native[10:], rtol=RTOL, atol=ATOL,
                                initial=native[9])
+
+
+PYPI_PACKAGES = ("adabelief_tf", "keras_radam", "tabulate", "colorama")
+
+
+@pytest.fixture(scope="module")
+def pypi_runs():
+  """tests/scripts/port_pypi.py's results: the packages are in
+  tests/originals.txt, with the originals."""
+  found = [directory for directory in [originals.DIRECTORY, *map(
+      pathlib.Path, filter(None, os.environ.get("PYTHONPATH", "").split(
+          os.pathsep)))]
+           if all((directory / package).is_dir()
+                  for package in PYPI_PACKAGES)]
+  assert found, (f"adabelief-tf and keras-rectified-adam are not installed "
+                 f"in {originals.DIRECTORY}: run {originals.INSTALL}.")
+  return originals.run("port_pypi.py")
+
+
+@pytest.mark.parametrize("name", [
+    "AdaBeliefOptimizer", "AdaBeliefOptimizer(warmup)", "RAdam"])
+def test_old_pypi_packages_classes_through_port(pypi_runs, name):
+  """adabelief-tf's and keras-rectified-adam's OptimizerV2 classes,
+  imported under TF 2.21 as docs/writing-an-optimizer.md says: each port
+  equals the class for 100 steps; a mutant's port parts from it."""
+  assert pypi_runs[name]["port"] is None, pypi_runs[name]["port"]
+  assert "part at step" in pypi_runs[name]["mutant"]
+
+
+@pytest.mark.parametrize("name", ["AdaBeliefOptimizer(warmup)", "RAdam"])
+def test_old_pypi_packages_classes_adopted_train_keras_3(pypi_runs, name):
+  """`tf_bridge.adopt(cls)` trains a Keras 3 model as the class trains the
+  same tf_keras model (the class's own `weight_decay`, scaled by its
+  warmed-up rate, not Keras 3's); a mutant's parts from it."""
+  assert pypi_runs[name]["adopted_is_keras_3"]
+  assert pypi_runs[name]["fit"] is None, pypi_runs[name]["fit"]
+  assert "part at step" in pypi_runs[name]["fit_mutant"]
+
+
+@pytest.fixture(scope="module")
+def adopted_settings():
+  """tests/scripts/adopted_settings.py's results (a process of its own:
+  two logical CPUs, a global dtype policy)."""
+  result = subprocess.run(
+      [sys.executable, str(pathlib.Path(__file__).parent / "scripts" /
+                           "adopted_settings.py")],
+      capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stderr[-4000:]
+  return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("setting", ["mirrored", "mixed_float16"])
+def test_adopted_class_under_a_strategy_and_mixed_precision(adopted_settings,
+                                                            setting):
+  """`adopt(tf_keras.optimizers.legacy.Adam)` trains as Keras 3's Adam under
+  MirroredStrategy over two replicas (the port traces the class outside the
+  strategy) and under mixed_float16 (inside Keras's LossScaleOptimizer);
+  a mutant (learning rate 1 % off) parts from it."""
+  run = adopted_settings[setting]
+  assert run["within"], run
+  assert not run["mutant_within"], run
+  assert run["movement"] > 1e-2, run
+  expected = {"mirrored": ("Adam", 2),
+              "mixed_float16": ("LossScaleOptimizer", 1)}[setting]
+  assert (run["adopted_optimizer"], run["replicas"]) == expected, run
+  assert run["optimizer"] == expected[0], run

@@ -17,15 +17,31 @@ import jax.numpy as jnp
 import optax
 import tensorflow as tf
 
-from tf_bridge import _arguments, _port
+from tf_bridge import _arguments, _hosts, _port
+
+
+def _claimed_base_arguments(cls: type) -> tuple[str, ...]:
+  """Keras 3 base arguments an OptimizerV2 or TF1 class declares itself:
+  those bases take none of them, so the class's own (AdaBelief's
+  `weight_decay`, added to its step and scaled by its warmed-up rate) is
+  no Keras 3 decay (Keras's rate, before the step)."""
+  hosts = {_hosts.OPTIMIZER_V2, _hosts.TF1}
+  if not any(issubclass(cls, base) for base, host in _hosts._bases()  # pylint: disable=protected-access
+             if host in hosts):
+    return ()
+  legacy = set(_arguments.LEGACY_BASE_ARGUMENTS)
+  declared = inspect.signature(cls.__init__).parameters
+  return tuple(name for name in _arguments.KERAS_BASE_ARGUMENTS
+               if name in declared and name not in legacy)
 
 
 def _own_parameters(cls: type) -> list[inspect.Parameter]:
   """The class's constructor arguments, less `self`, `*args`/`**kwargs`,
   `name` and Keras's base arguments (the bridged class's base takes
-  those)."""
+  those) but those the class claims (`_claimed_base_arguments`)."""
   parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-  taken = {"name", *_arguments.KERAS_BASE_ARGUMENTS}
+  taken = {"name", *_arguments.KERAS_BASE_ARGUMENTS} - set(
+      _claimed_base_arguments(cls))
   own = [p for p in parameters
          if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
          and p.name not in taken]
@@ -111,6 +127,7 @@ def adopt(cls: type) -> type:
   factory.__module__ = cls.__module__
   factory.__doc__ = cls.__doc__
   factory.__signature__ = inspect.Signature(parameters)
+  factory.claimed_base_arguments = _claimed_base_arguments(cls)
   return keras_optimizer(factory, cls.__name__, module=cls.__module__)
 
 

@@ -85,12 +85,15 @@ def host_base_arguments(factory: Callable[..., Any],
   """The host's base arguments, less those a `jaxopt_port` declaration takes
   as its own (TF1's RMSProp `decay` is its mean-square decay, not
   OptimizerV2's learning-rate decay, which that class then lacks; TFA's
-  decoupled `weight_decay` is not Keras 3's)."""
+  decoupled `weight_decay` is not Keras 3's), and those a factory names in
+  `claimed_base_arguments`."""
   make = getattr(factory, "make_update_step", None)
   own = set() if make is None else (
       set(inspect.signature(make).parameters) - set(factory.base_arguments))
   if is_decoupled(factory):
     own.add("weight_decay")
+  # `tf_bridge.adopt`'s factories: a class's own argument of a base name.
+  own.update(getattr(factory, "claimed_base_arguments", ()))
   return [argument for argument in base_arguments if argument not in own]
 
 

@@ -95,6 +95,10 @@ def copy_of(optimizer: Any) -> Any:
     memo = {id(value): value for value in vars(optimizer).values()
             if isinstance(value, tf.distribute.Strategy)}
     duplicate = copy.deepcopy(optimizer, memo)
+    if getattr(duplicate, "_distribution_strategy", None) is not None:
+      # OptimizerV2 builds its slots in the strategy it was made under; the
+      # copy traces outside any (`_port._outside_callers_context`).
+      duplicate._distribution_strategy = None  # pylint: disable=protected-access
   if hasattr(duplicate, "add_variable_from_reference"):
     _recording_references(duplicate)
   return duplicate

@@ -10,10 +10,11 @@ by `tf2jax`. Fused training kernels are traced as their formulas
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import sys
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -344,6 +345,18 @@ class _Conversion:
     return updates, PortState(slots, iterations, variables)
 
 
+def _outside_callers_context(make: Callable[[], Any]) -> Any:
+  """`make()` run eagerly in a thread of its own, even where a Keras step
+  being traced asks for the state: a graph's distribution strategy and
+  variable creators are kept per thread, so a conversion asked for under a
+  `tf.distribute` strategy (an adopted class's build and step under
+  `MirroredStrategy`) traces the class as one process would, in no replica
+  or cross-replica context (OptimizerV2 refuses `apply_gradients` in a
+  cross-replica one)."""
+  with concurrent.futures.ThreadPoolExecutor(1) as thread:
+    return thread.submit(make).result()
+
+
 def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   """The optax transform of a TensorFlow optimizer object's own update.
 
@@ -378,9 +391,8 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
              ] or [jax.ShapeDtypeStruct((1,), jnp.float32)]
     key = (treedef, tuple((s.shape, s.dtype) for s in specs))
     if key not in conversions:
-      # Eagerly, even where a Keras step being traced asks for the state.
-      with tf.init_scope():
-        conversions[key] = _Conversion(optimizer, host, specs)
+      conversions[key] = _outside_callers_context(
+          lambda: _Conversion(optimizer, host, specs))
     return conversions[key], leaves, treedef
 
   def init_fn(params):
