@@ -16,7 +16,7 @@ import sys
 DIRECTORY = pathlib.Path(sys.prefix) / "originals"
 REQUIREMENTS = pathlib.Path(__file__).with_name("originals.txt")
 PACKAGES = ("tensorflow_addons", "official", "tensorflow_recommenders")
-INSTALL = (f"{sys.executable} -m pip install --no-deps --only-binary=:all: "
+INSTALL = (f"{sys.executable} -m pip install --no-deps "
            f"--python-version 3.11 --target {DIRECTORY} -r {REQUIREMENTS}")
 
 
