@@ -248,7 +248,9 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     tf_keras Adagrad's `assign_add`, nor a vector into Adafactor's factored
     moments), and the step is then the broadcast gradient's."""
     declaration = self.declaration
-    if (grad is None or isinstance(grad, tf.IndexedSlices)
+    # Not a tensor: None, IndexedSlices, or a strategy's per-replica values
+    # (under tf.distribute the gradients arrive as those and stay unbroadcast).
+    if (not isinstance(grad, tf.Tensor)
         or declaration is None or not declaration.has_native
         or not (grad.shape.is_fully_defined()
                 and variable.shape.is_fully_defined())
