@@ -44,17 +44,24 @@ def test_jax_backend_does_not_import_tensorflow(reports):
 def test_jax_backend_fit_equals_native_and_tensorflow_backend(reports, name):
   """`model.fit` on Keras's JAX backend: the bridged class ends where the
   native class on the same backend ends, and where the bridge on the
-  TensorFlow backend ends."""
+  TensorFlow backend ends, within the tolerance plus the native class's own
+  gap between the two backends (their gradients part by float32 rounding:
+  on jax 0.12 native AdamW's backends part by 5e-6 after this fit)."""
   jax_report, tf_report = reports
   moved = 0.0
-  for got, native, on_tensorflow, start in zip(
+  for got, native, on_tensorflow, native_on_tensorflow, start in zip(
       jax_report["weights"][name], jax_report["native_weights"][name],
-      tf_report["weights"][name], jax_report["initial_weights"]):
-    np.testing.assert_allclose(np.array(got), np.array(native), rtol=1e-5,
-                               atol=1e-6)
-    np.testing.assert_allclose(np.array(got), np.array(on_tensorflow),
-                               rtol=1e-5, atol=1e-6)
-    moved = max(moved, np.max(np.abs(np.array(native) - np.array(start))))
+      tf_report["weights"][name], tf_report["native_weights"][name],
+      jax_report["initial_weights"]):
+    got, native, on_tensorflow = map(np.array, (got, native, on_tensorflow))
+    np.testing.assert_allclose(got, native, rtol=1e-5, atol=1e-6)
+    natives_gap = np.abs(native - np.array(native_on_tensorflow))
+    bound = 1e-6 + 1e-5 * np.abs(on_tensorflow) + natives_gap
+    gap = np.abs(got - on_tensorflow)
+    assert np.all(gap <= bound), (
+        f"{name}: the bridge's backends part by {gap.max():.3g} where "
+        f"native's own part by {natives_gap.max():.3g}")
+    moved = max(moved, np.max(np.abs(native - np.array(start))))
   assert moved > 1e-2
 
 

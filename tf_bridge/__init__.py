@@ -21,10 +21,8 @@ start_keras()
 
 # pylint: disable=wrong-import-position
 from tf_bridge import catalog
-from tf_bridge._adopt import adopt
 from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer
 from tf_bridge._native_twin import native_optimizer, native_twin
-from tf_bridge._port import PortError, PortState, port
 from tf_bridge._state import port_for, state_from_keras, state_to_keras
 from tf_bridge.optimizers import *  # pylint: disable=wildcard-import
 from tf_bridge.optimizers import __all__ as _optimizers
@@ -37,8 +35,14 @@ __all__ = ["adopt", "catalog", "Keras3Optimizer", "keras_optimizer",
 
 def __getattr__(name: str):
   """`tf_bridge.legacy`, `.tf1`, `.addons`, `.testing`, `.parity` import on
-  first use, so `import tf_bridge` does not load tf_keras."""
+  first use, so `import tf_bridge` does not load tf_keras; `port`,
+  `adopt`, `PortError` and `PortState` too, so that on Keras's JAX backend
+  it does not load TensorFlow."""
+  import importlib  # pylint: disable=import-outside-toplevel
   if name in ("legacy", "tf1", "addons", "testing", "parity"):
-    import importlib  # pylint: disable=import-outside-toplevel
     return importlib.import_module(f"tf_bridge.{name}")
+  if name in ("port", "PortError", "PortState"):
+    return getattr(importlib.import_module("tf_bridge._port"), name)
+  if name == "adopt":
+    return importlib.import_module("tf_bridge._adopt").adopt
   raise AttributeError(f"module 'tf_bridge' has no attribute {name!r}")
