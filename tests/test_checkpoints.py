@@ -783,6 +783,18 @@ def test_the_command_names_what_it_cannot_do(tmp_path, capsys):
   assert not os.path.exists(tmp_path / "out.index")
 
 
+def assert_restore_continues(continued, expected, actual_name, expected_name):
+  """The run `continued(False)` resumes after a restore on `expected`, and
+  `continued(True)`, with a fresh optimizer instead, parts from it: what the
+  restore carried decides the trajectory."""
+  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
+                               atol=1e-6, actual_name=actual_name,
+                               expected_name=expected_name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
+                                 atol=1e-6)
+
+
 def keras3_model(name, initial=None):
   """Dense(3), Dense(1) on 2 inputs, starting from `initial` or from fixed
   weights: a control's parting must not depend on a random start (Lion
@@ -895,12 +907,8 @@ def test_a_tf_keras_2_11_checkpoint_restores_into_keras3(name, saved_by,
       keras_optimizer = make(**options)
     return model_steps(target, keras_optimizer.apply, data[4 * K:], N)
 
-  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
-                               atol=1e-6, actual_name="Keras 3 after restore",
-                               expected_name="tf_keras")
-  with pytest.raises(AssertionError, match="part at step"):
-    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
-                                 atol=1e-6)
+  assert_restore_continues(continued, expected, "Keras 3 after restore",
+                           "tf_keras")
 
 
 def test_a_keras3_optimizers_own_checkpoint_is_left_to_keras3(tmp_path):
@@ -1610,12 +1618,7 @@ def test_a_file_restores_into_its_algorithms_keras3_class(name, tmp_path):
     return keras3_steps(optimizer, model, gradients[K:K + N])
 
   expected = [step[:2] for step in native]
-  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
-                               atol=1e-6, actual_name="after restore",
-                               expected_name=name)
-  with pytest.raises(AssertionError, match="part at step"):
-    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
-                                 atol=1e-6)
+  assert_restore_continues(continued, expected, "after restore", name)
 
 
 def test_a_tf1_adam_file_into_keras3_adam_needs_its_count_to_be_adams(
@@ -1858,9 +1861,5 @@ def test_a_tfrs_checkpoint_restores_into_its_keras3_class(tmp_path):
       keras_optimizer = tf_bridge.tfrs.ClippyAdagrad(**options)
     return model_steps(target, keras_optimizer.apply, data[4 * K:], N)
 
-  testing.compare_trajectories(continued(False), expected, rtol=1e-5,
-                               atol=1e-6, actual_name="Keras 3 after restore",
-                               expected_name="tf_keras")
-  with pytest.raises(AssertionError, match="part at step"):
-    testing.compare_trajectories(continued(True), expected, rtol=1e-5,
-                                 atol=1e-6)
+  assert_restore_continues(continued, expected, "Keras 3 after restore",
+                           "tf_keras")
