@@ -21,8 +21,8 @@ LEGACY_BASE_ARGUMENTS = tuple(_base.LEGACY_BASE_ARGUMENTS)
 
 
 def check_factory(function: str, factory: Any) -> None:
-  """Refuses anything but a transform factory (an optax transformation
-  itself, most often), showing what is expected."""
+  """Refuses anything but a transform factory, showing what is expected
+  (what comes instead is most often an optax transformation itself)."""
   if callable(factory) and not isinstance(factory, type):
     return
   received = (f"the class {factory.__name__}" if isinstance(factory, type)
