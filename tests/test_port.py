@@ -6,7 +6,7 @@ them (tests/port_classes.py) and TF Addons 0.23's (tests/scripts/
 port_addons.py, in a process of its own); each runs on the same variables
 and gradients as its port for 100 steps, and the port of a mutant (one
 hyperparameter 1 % off) must part from it. Conversions that would compute
-something else are refused, naming the hook and the op."""
+something else are refused at `port`, naming the hook and the op."""
 
 import json
 import os
@@ -283,9 +283,9 @@ class LogSumExp(legacy.SGD):
 ])
 def test_what_cannot_be_converted_is_refused_naming_hook_and_op(optimizer,
                                                                message):
-  transform = tf_bridge.port(optimizer)
+  """At `port` itself, before any params are seen."""
   with pytest.raises(tf_bridge.PortError) as refused:
-    transform.init({"w": jnp.ones(3)})
+    tf_bridge.port(optimizer)
   assert str(refused.value).startswith(message), str(refused.value)
 
 

@@ -1,11 +1,15 @@
 """TensorFlow's fused training kernels, spelled in plain ops for `port`.
 
 tf_keras's legacy built-ins and TF1's optimizers update their variables with
-fused kernels on resource handles (`ResourceApplyAdam` and kin), which no
-graph-to-JAX converter takes. While `port` traces a class, `unfused()` puts
-in their place the kernels' own formulas (as TensorFlow's `training_ops.cc`
+fused kernels on resource handles (`ResourceApplyAdam` and kin, and their
+sparse forms `ResourceSparseApplyAdagrad` and kin), and sparse updates
+scatter into variables (`ResourceScatterAdd`, ...): no graph-to-JAX
+converter takes these. While `port` traces a class, `unfused()` puts in
+their place the kernels' own formulas (as TensorFlow's `training_ops.cc`
 states them) written with reads, arithmetic and assignments, so the traced
-graph holds only ops the converter has. The numbers are the kernels'.
+graph holds only ops the converter has. The numbers are the kernels'; a
+sparse kernel's formula runs on the rows its indices name (the callers sum
+duplicate indices first) and writes only those rows back.
 """
 
 from __future__ import annotations
@@ -169,32 +173,102 @@ _FORMULAS: dict[str, tuple[Callable[..., tuple], int]] = {
 }
 
 
+# The kernels with a sparse form (`ResourceSparseApplyMomentum`): the dense
+# form's inputs, in order, and `indices`.
+_SPARSE_FORMS = ("Momentum", "KerasMomentum", "Adagrad", "AdagradV2",
+                 "Adadelta", "RMSProp", "CenteredRMSProp", "Ftrl", "FtrlV2",
+                 "ProximalGradientDescent", "ProximalAdagrad", "AdagradDA")
+
+
 def _snake(name: str) -> str:
   return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_",
                 name).lower()
 
 
+def _named_inputs(op_def_inputs: list[str], args: tuple, kwargs: dict
+                  ) -> dict[str, tf.Tensor]:
+  """The kernel's inputs by name (generated functions take them by
+  position, `tf.raw_ops` by keyword); the attributes are left in
+  `kwargs`."""
+  inputs = dict(zip(op_def_inputs, args))
+  inputs.update((key, kwargs.pop(key)) for key in op_def_inputs
+                if key in kwargs)
+  return {key: tf.convert_to_tensor(value) for key, value in inputs.items()}
+
+
 def _unfused_kernel(formula: Callable[..., tuple], handles: int,
                     op_def_inputs: list[str]) -> Callable[..., tf.Operation]:
-  """The kernel as reads, the formula and assignments on its handles."""
+  """The kernel as reads, the formula and assignments on its handles; a
+  sparse kernel's on the rows `indices` names."""
 
   def kernel(*args, use_locking=False, name=None, **kwargs):
     del use_locking, name
-    inputs = dict(zip(op_def_inputs, args))
-    inputs.update((key, kwargs.pop(key)) for key in op_def_inputs
-                  if key in kwargs)
-    grad = inputs.get("grad", inputs.get("delta"))
-    values = [tf.convert_to_tensor(inputs[key]) for key in op_def_inputs]
-    dtype = grad.dtype
-    read = [gen_resource_variable_ops.read_variable_op(value, dtype)
-            for value in values[:handles]]
+    inputs = _named_inputs(op_def_inputs, args, kwargs)
+    indices = inputs.pop("indices", None)
+    names = [key for key in op_def_inputs if key != "indices"]
+    values = [inputs[key] for key in names]
+    dtype = inputs.get("grad", inputs.get("delta")).dtype
+    tables = [gen_resource_variable_ops.read_variable_op(value, dtype)
+              for value in values[:handles]]
+    read = (tables if indices is None else
+            [tf.gather(table, indices) for table in tables])
     scalars = [tf.cast(value, dtype) if key != "global_step" else value
-               for key, value in zip(op_def_inputs[handles:],
-                                     values[handles:])]
+               for key, value in zip(names[handles:], values[handles:])]
     new_values = formula(*read, *scalars, **kwargs)
+    if indices is not None:
+      new_values = [
+          tf.tensor_scatter_nd_update(table, indices[:, None], rows)
+          for table, rows in zip(tables, new_values)]
     return tf.group(*[
         gen_resource_variable_ops.assign_variable_op(handle, new_value)
         for handle, new_value in zip(values, new_values)])
+
+  return kernel
+
+
+def _scattered_sum(table: tf.Tensor, indices: tf.Tensor, updates: tf.Tensor
+                   ) -> tf.Tensor:
+  """`updates`' rows summed into the rows `indices` names (repeated ones
+  add up), as a table's shape; `updates` may be a scalar."""
+  row_shape = tf.shape(table)[1:]
+  updates = tf.broadcast_to(updates, tf.concat([tf.shape(indices), row_shape],
+                                               0))
+  return tf.math.unsorted_segment_sum(
+      tf.reshape(updates, tf.concat([[-1], row_shape], 0)),
+      tf.reshape(indices, [-1]), tf.shape(table)[0])
+
+
+def _scatter_add(table, indices, updates):
+  return table + _scattered_sum(table, indices, updates)
+
+
+def _scatter_sub(table, indices, updates):
+  return table - _scattered_sum(table, indices, updates)
+
+
+def _scatter_update(table, indices, updates):
+  updates = tf.broadcast_to(updates, tf.concat(
+      [tf.shape(indices), tf.shape(table)[1:]], 0))
+  return tf.tensor_scatter_nd_update(table, indices[..., None], updates)
+
+
+# Scatters into a variable: its new value from its value, indices, updates.
+_SCATTERS = {"ResourceScatterAdd": _scatter_add,
+             "ResourceScatterSub": _scatter_sub,
+             "ResourceScatterUpdate": _scatter_update}
+
+
+def _unfused_scatter(scatter: Callable[..., tf.Tensor],
+                     op_def_inputs: list[str]) -> Callable[..., tf.Operation]:
+  """The scatter as a read, the new value and an assignment."""
+
+  def kernel(*args, name=None, **kwargs):
+    del name
+    inputs = _named_inputs(op_def_inputs, args, kwargs)
+    handle, updates = inputs["resource"], inputs["updates"]
+    table = gen_resource_variable_ops.read_variable_op(handle, updates.dtype)
+    return gen_resource_variable_ops.assign_variable_op(
+        handle, scatter(table, inputs["indices"], updates))
 
   return kernel
 
@@ -203,12 +277,22 @@ def _unfused_kernel(formula: Callable[..., tuple], handles: int,
 def _substitutes() -> dict[int, tuple[str, Callable[..., tf.Operation]]]:
   """By the id of each generated kernel function (`resource_apply_adam`) and
   raw op (`tf.raw_ops.ResourceApplyAdam`): its name and its substitute."""
+  kernels = {op_name: (gen_training_ops, _unfused_kernel(
+      formula, handles, _op_inputs(op_name)))
+             for op_name, (formula, handles) in _FORMULAS.items()}
+  kernels.update(
+      (f"ResourceSparseApply{form}", (gen_training_ops, _unfused_kernel(
+          *_FORMULAS[f"ResourceApply{form}"],
+          _op_inputs(f"ResourceSparseApply{form}"))))
+      for form in _SPARSE_FORMS)
+  kernels.update(
+      (op_name, (gen_resource_variable_ops,
+                 _unfused_scatter(scatter, _op_inputs(op_name))))
+      for op_name, scatter in _SCATTERS.items())
   substitutes = {}
-  for op_name, (formula, handles) in _FORMULAS.items():
-    substitute = _unfused_kernel(formula, handles, _op_inputs(op_name))
+  for op_name, (module, substitute) in kernels.items():
     generated = _snake(op_name)
-    substitutes[id(getattr(gen_training_ops, generated))] = (generated,
-                                                              substitute)
+    substitutes[id(getattr(module, generated))] = (generated, substitute)
     substitutes[id(getattr(tf.raw_ops, op_name))] = (op_name, substitute)
   return substitutes
 
@@ -241,3 +325,31 @@ def unfused() -> Iterator[None]:
 def _op_inputs(op_name: str) -> list[str]:
   return [arg.name for arg in op_def_registry.get(op_name).input_arg]
 
+
+
+@functools.cache
+def register_unique() -> None:
+  """Gives the converter `Unique` (`tf.unique`, with which TF's optimizers
+  sum a sparse gradient's duplicate indices), which it lacks. JAX needs a
+  static size: the distinct values come sorted, padded to the input's
+  length with the largest integer (a row no table has, which gathers read
+  as fill and scatters drop; sums over them are zero); each input's
+  position among them is TF's."""
+  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+  from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
+  if not ops.get_unsupported_operations(["Unique"]):
+    return
+
+  def parse(proto):
+    position_dtype = tf.dtypes.as_dtype(proto.attr["out_idx"].type)
+
+    def unique(x):
+      values, positions = jnp.unique(
+          x, return_inverse=True, size=x.shape[0],
+          fill_value=jnp.iinfo(x.dtype).max)
+      return values, positions.reshape(x.shape).astype(
+          position_dtype.as_numpy_dtype)
+
+    return unique
+
+  ops.register_operation("Unique")(parse)

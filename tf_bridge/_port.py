@@ -22,6 +22,8 @@ import numpy as np
 import optax
 import tensorflow as tf
 
+from jaxopt_port import _row_sparse
+from jaxopt_port._row_sparse import is_row_sparse
 from tf_bridge import _hosts, _kernels
 
 
@@ -63,6 +65,7 @@ def _graph_ops(graph: tf.Graph):
 def _refuse_unconvertible(graph: tf.Graph, host: _hosts.Host,
                           class_name: str) -> None:
   from tf2jax._src import ops as tf2jax_ops  # pylint: disable=import-outside-toplevel
+  _kernels.register_unique()
   for op in _graph_ops(graph):
     where = f"{class_name}.{_hook_of(op, host)}"
     if op.type in _PYTHON_FUNCTION_OPS:
@@ -193,41 +196,97 @@ def _short_name(variable: Any) -> str:
   return variable.name.split(":")[0].rsplit("/", 1)[-1]
 
 
+# Per gradient leaf: None (dense), or a sparse one's (entries, index dtype).
+Sparsity = tuple[int, np.dtype] | None
+
+
+def _gradient_specs(specs: list[jax.ShapeDtypeStruct],
+                    sparsity: list[Sparsity]) -> list[tf.TensorSpec]:
+  """The traced step's gradient inputs: a dense leaf's array, a sparse
+  leaf's values and indices."""
+  flat = []
+  for spec, sparse in zip(specs, sparsity):
+    if sparse is None:
+      flat.append(tf.TensorSpec(spec.shape, spec.dtype))
+    else:
+      entries, index_dtype = sparse
+      flat += [tf.TensorSpec((entries, *spec.shape[1:]), spec.dtype),
+               tf.TensorSpec((entries,), index_dtype)]
+  return flat
+
+
+def _gradients(flat: list[tf.Tensor], specs: list[jax.ShapeDtypeStruct],
+               sparsity: list[Sparsity]) -> list[Any]:
+  """The gradients `apply_gradients` is given: `tf.IndexedSlices` for the
+  sparse leaves, as a lookup's gradient reaches an optimizer."""
+  flat, grads = list(flat), []
+  for spec, sparse in zip(specs, sparsity):
+    if sparse is None:
+      grads.append(flat.pop(0))
+    else:
+      values, indices = flat.pop(0), flat.pop(0)
+      grads.append(tf.IndexedSlices(
+          values, indices, tf.constant(spec.shape, indices.dtype)))
+  return grads
+
+
+class _Trace(NamedTuple):
+  """A copy of the optimizer, stepped in a `tf.function` on new variables."""
+  tracer: Any
+  variables: list
+  global_step: tf.Variable
+  step: Any  # The tf.function, traced for `gradient_specs`.
+  function: tf.types.experimental.ConcreteFunction
+  gradient_specs: list[tf.TensorSpec]
+
+
+def _traced(optimizer: Any, host: _hosts.Host,
+            specs: list[jax.ShapeDtypeStruct],
+            sparsity: list[Sparsity]) -> _Trace:
+  """The optimizer's steady step traced on variables like `specs`, after
+  the refusals that read the graph and the Python state (tf2jax is not
+  run: this is what `port` checks at once, on a probe)."""
+  class_name = type(optimizer).__name__
+  tracer = _hosts.copy_of(optimizer)
+  variables = [host.variable(_probe_values(spec, 0), f"port_variable_{i}")
+               for i, spec in enumerate(specs)]
+  global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
+
+  def apply(flat):
+    # Fused kernels take bare handles, which a graph does not count as
+    # reading their variables: every variable is declared read here.
+    graph = tf.compat.v1.get_default_graph()
+    for variable in [*variables, global_step, *_optimizer_variables(tracer)]:
+      graph.watch_variable(_tf_variable(variable))
+    host.apply(tracer, _gradients(flat, specs, sparsity), variables,
+               global_step)
+
+  gradient_specs = _gradient_specs(specs, sparsity)
+  with _kernels.unfused():
+    # The first trace creates the slots; the second is the steady step,
+    # and a Python attribute that differs after it changes at every step.
+    tf.function(apply).get_concrete_function(gradient_specs)
+    before, hooks = _python_state(tracer), {}
+    step = tf.function(apply)
+    with _assignments_recorded(tracer, host, hooks):
+      function = step.get_concrete_function(gradient_specs)
+  _refuse_python_state(before, _python_state(tracer), hooks, class_name)
+  _refuse_unconvertible(function.graph, host, class_name)
+  return _Trace(tracer, variables, global_step, step, function,
+                gradient_specs)
+
+
 class _Conversion:
-  """The optimizer's update for one list of variable shapes and dtypes."""
+  """The optimizer's update for one list of variable shapes and dtypes and
+  of which gradients are sparse."""
 
   def __init__(self, optimizer: Any, host: _hosts.Host,
-               specs: list[jax.ShapeDtypeStruct]):
-    class_name = type(optimizer).__name__
-    self._specs = specs
-    tracer = _hosts.copy_of(optimizer)
-    variables = [host.variable(_probe_values(spec, 0), f"port_variable_{i}")
-                 for i, spec in enumerate(specs)]
-    global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
-
-    def apply(grads):
-      # Fused kernels take bare handles, which a graph does not count as
-      # reading their variables: every variable is declared read here.
-      graph = tf.compat.v1.get_default_graph()
-      for variable in [*variables, global_step, *_optimizer_variables(tracer)]:
-        graph.watch_variable(_tf_variable(variable))
-      host.apply(tracer, grads, variables, global_step)
-
-    import tf2jax  # pylint: disable=import-outside-toplevel
-    grad_specs = [tf.TensorSpec(spec.shape, spec.dtype) for spec in specs]
-    with _kernels.unfused():
-      # The first trace creates the slots; the second is the steady step,
-      # and a Python attribute that differs after it changes at every step.
-      tf.function(apply).get_concrete_function(grad_specs)
-      before, hooks = _python_state(tracer), {}
-      step = tf.function(apply)
-      with _assignments_recorded(tracer, host, hooks):
-        function = step.get_concrete_function(grad_specs)
-      _refuse_python_state(before, _python_state(tracer), hooks, class_name)
-      _refuse_unconvertible(function.graph, host, class_name)
-      with _quiet_absl():  # "No output nodes found": the step assigns only.
-        self._jax_step, initial = tf2jax.convert(step, grad_specs)
-
+               specs: list[jax.ShapeDtypeStruct], sparsity: list[Sparsity]):
+    class_name = self._class_name = type(optimizer).__name__
+    self._specs, self._sparsity = specs, sparsity
+    trace = _traced(optimizer, host, specs, sparsity)
+    tracer, variables, function = trace.tracer, trace.variables, trace.function
+    self._trace, self._jax_step = trace, None
     keys = _tf2jax_keys(function)
     self._params = [keys[_handle(v)] for v in variables]
     slots = host.slots(tracer, variables)
@@ -238,7 +297,7 @@ class _Conversion:
     self._slot_starts = {name: [None if s is None else np.asarray(s.numpy())
                                 for s in found]
                          for name, found in slots.items()}
-    iterations = host.iterations(tracer, global_step)
+    iterations = host.iterations(tracer, trace.global_step)
     self._iterations = keys.get(_handle(iterations))
     roles = set(self._params) | {self._iterations} | {
         key for found in self._slots.values() for key in found if key}
@@ -250,7 +309,9 @@ class _Conversion:
       while name in self._variables:
         name += "_"
       self._variables[name] = key
-    self._initial = {key: np.asarray(value) for key, value in initial.items()}
+    # What tf2jax gives the converted step as its variables' values.
+    self._initial = {keys[_handle(v)]: np.asarray(v.numpy())
+                     for v in function.variables if _handle(v) in keys}
     self._initial_iterations = (np.asarray(iterations.numpy())
                                 if self._iterations is None else
                                 self._initial[self._iterations])
@@ -324,8 +385,16 @@ class _Conversion:
     if self._iterations is not None:
       inputs[self._iterations] = state.iterations
     for name, key in self._variables.items():
+      if name not in state.variables:
+        raise PortError(
+            f"tf_bridge.port cannot convert {self._class_name}'s step on "
+            f"these gradients: it reads the variable {name!r}, which its "
+            "step on dense gradients, whose variables init's state holds, "
+            "does not.")
       inputs[key] = state.variables[name]
-    _, outputs = self._jax_step(inputs, grads)
+    if self._jax_step is None:
+      self._jax_step = _outside_callers_context(self._converted_step)
+    _, outputs = self._jax_step(inputs, self._flat_gradients(grads))
 
     def like(key, old):
       return outputs[key].astype(old.dtype)
@@ -340,9 +409,47 @@ class _Conversion:
                     for key, leaf in zip(found, old)])
     iterations = (state.iterations if self._iterations is None else
                   like(self._iterations, state.iterations))
-    variables = {name: like(key, state.variables[name])
-                 for name, key in self._variables.items()}
+    variables = {name: (like(self._variables[name], value)
+                        if name in self._variables else value)
+                 for name, value in state.variables.items()}
     return updates, PortState(slots, iterations, variables)
+
+  def _converted_step(self) -> Callable[..., Any]:
+    """The traced step as JAX (at the first update: `init` needs only the
+    trace)."""
+    import tf2jax  # pylint: disable=import-outside-toplevel
+    with _quiet_absl():  # "No output nodes found": the step assigns only.
+      step, _ = tf2jax.convert(self._trace.step, self._trace.gradient_specs)
+    return step
+
+  def _flat_gradients(self, grads: list) -> list:
+    """The step's gradient inputs; a `RowSparse` leaf's padding rows (those
+    outside the table) at the row past its last, which gathers read as
+    fill and scatters drop."""
+    flat = []
+    for grad, spec, sparse in zip(grads, self._specs, self._sparsity):
+      if sparse is None:
+        flat.append(grad)
+      else:
+        flat += [grad.values.astype(spec.dtype),
+                 grad._valid_indices().astype(sparse[1])]  # pylint: disable=protected-access
+    return flat
+
+
+# The probe `port` traces its optimizer on at once, for the refusals.
+_PROBE = [jax.ShapeDtypeStruct((2,), jnp.float32)]
+
+
+def _probe(optimizer: Any, host: _hosts.Host) -> None:
+  """The refusals of `optimizer`'s step on dense gradients, on a probe
+  variable. A class that cannot step on it (one made for matrices only)
+  meets its refusals at its first conversion instead."""
+  try:
+    _traced(optimizer, host, _PROBE, [None])
+  except PortError:
+    raise
+  except Exception:  # pylint: disable=broad-exception-caught
+    pass
 
 
 def _outside_callers_context(make: Callable[[], Any]) -> Any:
@@ -382,17 +489,23 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   `update` needs `params` (the class's update reads its variables).
   """
   host = _hosts.host_of(optimizer)
+  _outside_callers_context(lambda: _probe(optimizer, host))
   conversions: dict[Any, _Conversion] = {}
 
-  def converted(params):
+  def converted(params, grads=None):
     leaves, treedef = jax.tree.flatten(params)
     # An empty tree's state has the class's slots, found on one variable.
     specs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves
              ] or [jax.ShapeDtypeStruct((1,), jnp.float32)]
-    key = (treedef, tuple((s.shape, s.dtype) for s in specs))
+    grad_leaves = ([None] * len(specs) if grads is None else
+                   treedef.flatten_up_to(grads))
+    sparsity = [(grad.indices.shape[0], np.dtype(grad.indices.dtype))
+                if is_row_sparse(grad) else None for grad in grad_leaves]
+    key = (treedef, tuple((s.shape, s.dtype) for s in specs),
+           tuple(sparsity))
     if key not in conversions:
       conversions[key] = _outside_callers_context(
-          lambda: _Conversion(optimizer, host, specs))
+          lambda: _Conversion(optimizer, host, specs, sparsity))
     return conversions[key], leaves, treedef
 
   def init_fn(params):
@@ -405,7 +518,11 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
       raise ValueError(
           f"The port of {type(optimizer).__name__} needs params in update: "
           "the class's update reads its variables.")
-    conversion, leaves, treedef = converted(params)
+    if any(map(is_row_sparse, jax.tree.leaves(updates,
+                                              is_leaf=is_row_sparse))):
+      grad_leaves, grad_def = jax.tree.flatten(updates, is_leaf=is_row_sparse)
+      _row_sparse._check_row_sparse(grad_leaves, grad_def, params)  # pylint: disable=protected-access
+    conversion, leaves, treedef = converted(params, updates)
     new_leaves, state = conversion.update(
         treedef.flatten_up_to(updates), state, leaves, treedef)
     return jax.tree.unflatten(treedef, new_leaves), state

@@ -1,0 +1,290 @@
+"""`tf_bridge.port` given `jaxopt_port.RowSparse` gradients runs them
+through what the class does with `tf.IndexedSlices`: its sparse hook
+(OptimizerV2's `_resource_apply_sparse` after its duplicate indices are
+summed, or its own `_resource_apply_sparse_duplicate_indices`; TF1's;
+tf_keras 2.11+ and Keras 3 `update_step`), fused sparse kernels and all.
+Ground truth is the class itself given the same `tf.IndexedSlices` (a
+repeated index at every step) for 30 steps; the comparison parts from the
+class with one hyperparameter 1 % off, and, where the class's sparse step is
+not its dense one, from the class given the gradients densified. TF Addons'
+LazyAdam: tests/scripts/port_sparse_addons.py."""
+
+import jax
+import jax.numpy as jnp
+import keras
+import numpy as np
+import optax
+import pytest
+import tensorflow as tf
+import tf_keras
+
+import jaxopt_port
+import originals
+import port_sparse_cases as cases
+import tf_bridge
+from tf_bridge import testing
+
+pytestmark = pytest.mark.xdist_group("port_sparse")
+
+legacy, v1 = tf_keras.optimizers.legacy, tf.compat.v1.train
+MUTATION = 1.01
+
+
+class LazyMomentum(legacy.Optimizer):
+  """OptimizerV2: m = b*m + g; var -= lr * m; a sparse gradient moves the
+  touched rows only (`_resource_apply_sparse`, by `_resource_scatter_add`)."""
+
+  def __init__(self, learning_rate=0.01, momentum=0.9, name="LazyMomentum",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self._set_hyper("momentum", momentum)
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "m")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    m = self.get_slot(var, "m")
+    b = self._get_hyper("momentum", var.dtype)
+    m_t = m.assign(b * m + grad)
+    return var.assign_sub(self._decayed_lr(var.dtype) * m_t)
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    m = self.get_slot(var, "m")
+    b = self._get_hyper("momentum", var.dtype)
+    m_t = self._resource_scatter_add(m, indices,
+                                     (b - 1) * tf.gather(m, indices) + grad)
+    return self._resource_scatter_add(
+        var, indices, -self._decayed_lr(var.dtype) * tf.gather(m_t, indices))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "momentum": self._serialize_hyperparameter("momentum")}
+
+
+class EntrySignSGD(legacy.Optimizer):
+  """OptimizerV2: var -= lr * sign(g); a sparse gradient's entries each
+  move their row (its own `_resource_apply_sparse_duplicate_indices`: a
+  repeated index is not summed first)."""
+
+  def __init__(self, learning_rate=0.01, name="EntrySignSGD", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign_sub(self._decayed_lr(var.dtype) * tf.sign(grad))
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    return self._resource_scatter_add(
+        handle, indices, -self._decayed_lr(handle.dtype) * tf.sign(grad))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate")}
+
+
+class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
+  """TF1: acc = decay*acc + g**2; var -= lr * g / sqrt(acc); sparse
+  gradients decay the touched rows' accumulators only. `_apply_sparse`
+  (ref variables) and `_resource_apply_sparse` share the rows' update, as
+  TF1's own classes write it (`tf.compat.v1.scatter_*`)."""
+
+  def __init__(self, learning_rate, decay=0.9, use_locking=False,
+               name="RowDecayAdagrad"):
+    super().__init__(use_locking, name)
+    self._learning_rate, self._decay = learning_rate, decay
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self._get_or_make_slot_with_initializer(
+          var, tf.constant_initializer(0.1), var.shape, var.dtype,
+          "accumulator", self._name)
+
+  def _resource_apply_dense(self, grad, var):
+    acc = self.get_slot(var, "accumulator")
+    acc_t = acc.assign(self._decay * acc + tf.square(grad))
+    return var.assign_sub(self._learning_rate * grad / tf.sqrt(acc_t))
+
+  def _rows_update(self, grad, var, indices):
+    acc = self.get_slot(var, "accumulator")
+    rows = self._decay * tf.gather(acc, indices) + tf.square(grad)
+    acc_t = tf.compat.v1.scatter_update(acc, indices, rows)
+    with tf.control_dependencies([acc_t]):
+      return tf.compat.v1.scatter_sub(
+          var, indices, self._learning_rate * grad / tf.sqrt(rows))
+
+  def _apply_sparse(self, grad, var):
+    return self._rows_update(grad.values, var, grad.indices)
+
+  def _resource_apply_sparse(self, grad, handle, indices):
+    return self._rows_update(grad, handle, indices)
+
+
+# Each case: the optimizer with one hyperparameter multiplied by `k`, and
+# whether its sparse step differs from its dense one on this problem (a
+# lazy kernel; Keras 3's TensorFlow backend squares repeated indices
+# apart; a class's own treatment of them).
+CASES = {
+    "legacy.SGD(momentum)": (lambda k: legacy.SGD(0.01, momentum=0.9 * k),
+                             True),
+    "legacy.Adagrad": (lambda k: legacy.Adagrad(0.1 * k), False),
+    "legacy.Adam": (lambda k: legacy.Adam(0.01 * k), False),
+    "legacy.Ftrl": (lambda k: legacy.Ftrl(
+        0.1 * k, l1_regularization_strength=0.001,
+        l2_regularization_strength=0.01,
+        l2_shrinkage_regularization_strength=0.01), True),
+    "legacy.RMSprop(centered)": (lambda k: legacy.RMSprop(
+        0.01 * k, momentum=0.5, centered=True), True),
+    "tf1.GradientDescent": (lambda k: v1.GradientDescentOptimizer(0.01 * k),
+                            False),
+    "tf1.Momentum": (lambda k: v1.MomentumOptimizer(0.01, 0.9 * k), True),
+    "tf1.Adagrad": (lambda k: v1.AdagradOptimizer(0.1 * k), False),
+    "tf1.Adam": (lambda k: v1.AdamOptimizer(0.01 * k), False),
+    "tf1.Ftrl": (lambda k: v1.FtrlOptimizer(
+        0.1 * k, l1_regularization_strength=0.001,
+        l2_regularization_strength=0.01), False),
+    "tf1.ProximalAdagrad": (lambda k: v1.ProximalAdagradOptimizer(
+        0.1 * k, l1_regularization_strength=0.001,
+        l2_regularization_strength=0.01), True),
+    "tf1.RMSProp": (lambda k: v1.RMSPropOptimizer(0.01 * k, momentum=0.5),
+                    True),
+    "tf_keras.Adam": (lambda k: tf_keras.optimizers.Adam(0.01 * k), False),
+    "keras.Adam": (lambda k: keras.optimizers.Adam(0.01 * k), True),
+    "user.LazyMomentum(OptimizerV2)": (
+        lambda k: LazyMomentum(0.01, momentum=0.9 * k), True),
+    "user.EntrySignSGD(OptimizerV2)": (lambda k: EntrySignSGD(0.01 * k),
+                                       True),
+    "user.RowDecayAdagrad(TF1)": (lambda k: RowDecayAdagrad(0.1 * k), True),
+}
+NAMES = list(CASES)
+DIFFERING = [name for name in NAMES if CASES[name][1]]
+
+
+@pytest.fixture(scope="module")
+def runs():
+  """Per case: its port's trajectory given RowSparse gradients (all ports
+  in one jitted program), the class's given the same IndexedSlices, its
+  mutant's, and the class's given them densified (the natives in one
+  `tf.function` call where the API allows)."""
+  initial, gradients = cases.problem()
+  makes = [CASES[name][0] for name in NAMES]
+  natives = testing.native_trajectories(
+      [make(1.0) for make in makes] + [make(MUTATION) for make in makes],
+      initial, gradients)
+  dense = testing.native_trajectories(
+      [CASES[name][0](1.0) for name in DIFFERING], initial,
+      cases.densified(gradients))
+  ports = cases.port_trajectories(
+      [tf_bridge.port(make(1.0)) for make in makes], initial, gradients)
+  dense_of = dict(zip(DIFFERING, dense))
+  return {name: (ports[i], natives[i], natives[len(NAMES) + i],
+                 dense_of.get(name))
+          for i, name in enumerate(NAMES)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_port_follows_the_classes_sparse_step(runs, name):
+  ported, native, _, _ = runs[name]
+  testing.compare_trajectories(ported, native, rtol=cases.RTOL,
+                               atol=cases.ATOL, initial=cases.problem()[0],
+                               expected_name=name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_port_parts_from_a_mutant(runs, name):
+  ported, _, mutant, _ = runs[name]
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(ported, mutant, rtol=cases.RTOL,
+                                 atol=cases.ATOL, initial=cases.problem()[0],
+                                 expected_name=f"{name} (mutant)")
+
+
+@pytest.mark.parametrize("name", DIFFERING)
+def test_port_parts_from_the_class_given_dense_gradients(runs, name):
+  """The sparse hook, not the dense one, ran: where the two differ, the
+  port parts from the class given the gradients densified."""
+  ported, _, _, dense = runs[name]
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(ported, dense, rtol=cases.RTOL,
+                                 atol=cases.ATOL, initial=cases.problem()[0],
+                                 expected_name=f"{name} (dense)")
+
+
+def test_tf_addons_lazy_adam_through_port():
+  """LazyAdam's `_resource_apply_sparse` (its point): its port equals the
+  class; it parts from a 1 % mutant and from TFA's (non-lazy) Adam."""
+  results = originals.run("port_sparse_addons.py")
+  assert results["port"] is None, results["port"]
+  assert "part at step" in results["mutant"], results["mutant"]
+  assert "part at step" in results["dense"], results["dense"]
+
+
+def test_padding_rows_are_ignored():
+  """Entries outside the table (a RowSparse's padding) move nothing: the
+  update equals the one without them, jitted."""
+  transform = tf_bridge.port(legacy.SGD(0.1, momentum=0.9))
+  params = {"table": jnp.arange(12.0).reshape(4, 3)}
+  state = transform.init(params)
+  values = jnp.ones((4, 3))
+  padded = jaxopt_port.RowSparse(jnp.array([1, -1, 4, 1]), values, 4)
+  plain = jaxopt_port.RowSparse(jnp.array([1, 1]), values[:2], 4)
+  update = jax.jit(transform.update)
+  got, got_state = update({"table": padded}, state, params)
+  want, want_state = update({"table": plain}, state, params)
+  np.testing.assert_array_equal(got["table"], want["table"])
+  np.testing.assert_array_equal(got_state.slots["momentum"]["table"],
+                                want_state.slots["momentum"]["table"])
+  assert float(jnp.abs(got["table"][1]).sum()) > 0
+
+
+class PyFunctionSparse(legacy.SGD):
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    grad = tf.py_function(lambda g: g * 2, [grad], grad.dtype)
+    return super()._resource_apply_sparse(grad, var, indices, apply_state)
+
+
+class DenseOnly(legacy.Optimizer):
+
+  def __init__(self, learning_rate=0.1, name="DenseOnly", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign_sub(self._decayed_lr(var.dtype) * grad)
+
+
+def test_a_sparse_hook_is_checked_at_the_first_sparse_update():
+  """`port` checks the step on dense gradients; the sparse hook's refusal
+  comes at the first update given a RowSparse gradient, naming it; a class
+  with no sparse hook raises as it does natively."""
+  params = {"table": jnp.ones((4, 3))}
+  grads = {"table": jaxopt_port.RowSparse(jnp.array([0, 2]),
+                                          jnp.ones((2, 3)), 4)}
+  transform = tf_bridge.port(PyFunctionSparse(0.1, momentum=0.9))
+  state = transform.init(params)
+  transform.update({"table": jnp.ones((4, 3))}, state, params)
+  with pytest.raises(tf_bridge.PortError) as refused:
+    transform.update(grads, state, params)
+  assert str(refused.value).startswith(
+      "tf_bridge.port cannot convert PyFunctionSparse._resource_apply_sparse: "
+      "it calls tf.py_function (op EagerPyFunc"), str(refused.value)
+  dense_only = tf_bridge.port(DenseOnly())
+  with pytest.raises(NotImplementedError,
+                     match="`_resource_apply_sparse` Must be implemented in "
+                     "subclasses"):
+    dense_only.update(grads, dense_only.init(params), params)
+
+
+def test_a_malformed_row_sparse_gradient_is_refused_naming_its_path():
+  transform = tf_bridge.port(legacy.SGD(0.1))
+  params = {"table": jnp.ones((4, 3))}
+  grads = {"table": jaxopt_port.RowSparse(jnp.array([0]), jnp.ones((1, 3)),
+                                          5)}
+  with pytest.raises(ValueError, match=r"The RowSparse gradient at "
+                     r"\['table'\] has dense shape \(5, 3\), expected "
+                     r"\(4, 3\)"):
+    transform.update(grads, transform.init(params), params)
