@@ -1,11 +1,15 @@
 """`tf_bridge.port`: a TensorFlow optimizer object's own update as optax.
 
-The class's Python code runs once per variable-list signature, at
-conversion: a copy of the optimizer applies gradients to variables of the
-params' shapes inside a `tf.function`; the traced graph (every variable it
-reads or assigns an input, the assigned values outputs) is converted to JAX
-by `tf2jax`. Fused training kernels are traced as their formulas
-(`_kernels.unfused`).
+The class's Python code runs once per variable-list signature (with which
+gradients are sparse, and their entries), at conversion: a copy of the
+optimizer applies gradients to variables of the params' shapes inside a
+`tf.function` (a `RowSparse` gradient as the `tf.IndexedSlices` it stands
+for, so the class's own sparse hook runs); the traced graph (every variable
+it reads or assigns an input, the assigned values outputs) is converted to
+JAX by `tf2jax` at the first update. Fused training kernels and scatters
+are traced as their formulas (`_kernels.unfused`). `port` itself traces
+the class once on a probe variable, for the refusals that read the graph
+and the Python state.
 """
 
 from __future__ import annotations
@@ -480,11 +484,28 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   evaluates them.
 
   The class's Python code runs at conversion only, once per tree of param
-  shapes and dtypes (at the first `init` or `update` that sees it): a copy
-  of the object traces its update into a TensorFlow graph, converted to a
-  pure JAX function. What cannot be converted faithfully (`tf.py_function`,
+  shapes and dtypes and of which gradients are sparse, with how many
+  entries (at the first `init` or `update` that sees it): a copy of the
+  object traces its update into a TensorFlow graph, converted to a pure JAX
+  function. What cannot be converted faithfully (`tf.py_function`,
   unseeded random ops, ops with no JAX counterpart, Python attributes the
-  update changes) raises `PortError` then, naming the hook and the op.
+  update changes) raises `PortError` here, in `port`, which traces a copy
+  on a probe variable, naming the hook and the op; what the probe cannot
+  show raises at the conversion that meets it: the sparse hook's refusals
+  at the first `update` given a sparse gradient, and those of a class that
+  cannot step on the probe (one written for matrices only) at the first
+  `init` or `update` for its params.
+
+  Sparse gradients: a `jaxopt_port.RowSparse` gradient leaf goes through
+  what the class does with a `tf.IndexedSlices`: OptimizerV2's
+  `_resource_apply_sparse` after its duplicate indices are summed (or the
+  class's own `_resource_apply_sparse_duplicate_indices`), TF1's
+  `_resource_apply_sparse` (TF1's `_apply_sparse` serves reference
+  variables, which TensorFlow 2 does not make), `update_step` with the
+  slices (tf_keras 2.11+, Keras 3). TensorFlow's fused sparse kernels and
+  scatters compute on the touched rows, so a lazy class moves only those.
+  The update of such a leaf is dense. Its entries outside the table
+  (padding) read as NaN where gathered and are dropped where scattered.
 
   `update` needs `params` (the class's update reads its variables).
   """
