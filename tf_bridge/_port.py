@@ -518,10 +518,11 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
     # An empty tree's state has the class's slots, found on one variable.
     specs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves
              ] or [jax.ShapeDtypeStruct((1,), jnp.float32)]
-    grad_leaves = ([None] * len(specs) if grads is None else
-                   treedef.flatten_up_to(grads))
     sparsity = [(grad.indices.shape[0], np.dtype(grad.indices.dtype))
-                if is_row_sparse(grad) else None for grad in grad_leaves]
+                if is_row_sparse(grad) else None
+                for grad in ([] if grads is None else
+                             treedef.flatten_up_to(grads))]
+    sparsity += [None] * (len(specs) - len(sparsity))
     key = (treedef, tuple((s.shape, s.dtype) for s in specs),
            tuple(sparsity))
     if key not in conversions:
