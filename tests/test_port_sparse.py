@@ -17,6 +17,8 @@ import optax
 import pytest
 import tensorflow as tf
 import tf_keras
+from tensorflow.python.keras.optimizer_v2 import adagrad as old_keras_adagrad
+from tensorflow.python.keras.optimizer_v2 import rmsprop as old_keras_rmsprop
 
 import jaxopt_port
 import originals
@@ -130,7 +132,9 @@ class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
 CASES = {
     "legacy.SGD(momentum)": (lambda k: legacy.SGD(0.01, momentum=0.9 * k),
                              True),
+    "legacy.SGD": (lambda k: legacy.SGD(0.01 * k), False),
     "legacy.Adagrad": (lambda k: legacy.Adagrad(0.1 * k), False),
+    "legacy.Adadelta": (lambda k: legacy.Adadelta(1.0 * k), False),
     "legacy.Adam": (lambda k: legacy.Adam(0.01 * k), False),
     "legacy.Ftrl": (lambda k: legacy.Ftrl(
         0.1 * k, l1_regularization_strength=0.001,
@@ -151,6 +155,14 @@ CASES = {
         l2_regularization_strength=0.01), True),
     "tf1.RMSProp": (lambda k: v1.RMSPropOptimizer(0.01 * k, momentum=0.5),
                     True),
+    "tf1.ProximalGradientDescent": (
+        lambda k: v1.ProximalGradientDescentOptimizer(
+            0.01 * k, l1_regularization_strength=0.001,
+            l2_regularization_strength=0.01), True),
+    "tensorflow.python.keras.Adagrad": (lambda k: old_keras_adagrad.Adagrad(
+        0.1 * k), False),
+    "tensorflow.python.keras.RMSprop": (lambda k: old_keras_rmsprop.RMSprop(
+        0.01 * k), False),
     "tf_keras.Adam": (lambda k: tf_keras.optimizers.Adam(0.01 * k), False),
     "keras.Adam": (lambda k: keras.optimizers.Adam(0.01 * k), True),
     "user.LazyMomentum(OptimizerV2)": (
