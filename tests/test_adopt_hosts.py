@@ -112,7 +112,7 @@ def test_adopted_class_is_a_class_of_the_host_and_the_users_module(
   adoption = adopted[host, cls]
   base = {"legacy": tf_bridge.legacy.LegacyOptimizer,
           "tf_keras": tf_bridge.tf_keras.TfKerasOptimizer}[host]
-  assert adoption.__mro__[1] is base
+  assert issubclass(adoption, base)
   assert (adoption.__module__, adoption.__name__) == ("port_classes",
                                                       cls.__name__)
   assert adoption.adopted_class is cls
@@ -131,6 +131,26 @@ def test_adopted_class_is_a_class_of_the_host_and_the_users_module(
           host == "legacy"))
   assert type(restored) is adoption
   assert restored.get_config() == config
+
+
+def test_a_hyperparameter_set_after_fit_reaches_the_step(adopted):
+  """An OptimizerV2 class's hyperparameters are variables in its adoption
+  too: `optimizer.momentum = 0.5` after `fit` has traced its step changes
+  the next epoch's steps as it does the class's (unset, they part)."""
+  cls = port_classes.CenteredMomentumSGD
+  runs = []
+  for make, changed in ((cls, True), (adopted["legacy", cls], True),
+                        (adopted["legacy", cls], False)):
+    model = adopt_fits.model_of(tf_keras, lambda: make(0.05, 0.9))  # pylint: disable=cell-var-from-loop
+    adopt_fits.fit(model, epochs=1)
+    if changed:
+      model.optimizer.momentum = 0.5
+    runs.append(adopt_fits.fit(model, epochs=1))
+  native, adoption, unchanged = runs
+  assert float(adopted["legacy", cls](0.05, 0.9).momentum) == pytest.approx(0.9)
+  for got, want in zip(adoption, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(unchanged, native)
 
 
 def test_positional_arguments_are_the_classes(adopted):

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 import tensorflow as tf
 
@@ -116,10 +117,30 @@ def _fed(transform: optax.GradientTransformationExtraArgs,
   return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+def kept_hyperparameters(cls: type) -> tuple[str, ...]:
+  """The constructor arguments an OptimizerV2 class keeps as
+  hyperparameters (`_set_hyper`: variables its step reads), but the
+  learning rate and `decay` (OptimizerV2's own): an instance built with
+  the defaults says which."""
+  if _generation_base_arguments(cls) != _arguments.LEGACY_BASE_ARGUMENTS:
+    return ()
+  own = {p.name: p for p in _own_parameters(
+      cls, _arguments.LEGACY_BASE_ARGUMENTS)}
+  rate = own.get("learning_rate")
+  instance = cls(**({"learning_rate": 0.001} if rate is not None
+                    and rate.default is inspect.Parameter.empty else {}))
+  return tuple(name for name in instance._hyper  # pylint: disable=protected-access
+               if name in own and name not in ("learning_rate", "decay"))
+
+
 def _ported_factory(cls: type, host_arguments: tuple[str, ...]
                     ) -> Callable[..., optax.GradientTransformationExtraArgs]:
   """The transform factory of `cls`'s port: its signature is the class's
-  own arguments on a host taking `host_arguments`."""
+  own arguments on a host taking `host_arguments`. `factory.bound(
+  constructed)` is one whose class is built with `constructed`'s values of
+  the arguments the host feeds at each step (as arrays: OptimizerV2's
+  hyperparameter variables), as the class itself is built with the
+  constructor's values and reads its variables at each step."""
   parameters = _own_parameters(cls, host_arguments)
   tf1 = issubclass(cls, tf.compat.v1.train.Optimizer)
   rate_default = next((p.default for p in parameters
@@ -128,43 +149,56 @@ def _ported_factory(cls: type, host_arguments: tuple[str, ...]
     rate_default = 0.001
   ports: dict[str, optax.GradientTransformationExtraArgs] = {}
 
-  def factory(**arguments):
+  def ported(arguments, constructed):
     learning_rate = arguments.pop("learning_rate", None)
+    runtime = {k: v for k, v in arguments.items()
+               if isinstance(v, (np.ndarray, jax.Array))}
+    built = {**arguments, **{k: constructed[k] for k in runtime
+                             if k in constructed}}
     # One port (one conversion per variable list) per set of arguments: the
     # bridge calls the factory again for each step it traces.
-    key = repr(sorted(arguments.items()))
+    key = repr(sorted(built.items()))
     if key not in ports:
-      constructed = dict(arguments)
       if tf1:
         # TF1 keeps its rate as given: a variable makes it one the step
         # reads, so the host's rate can be fed to it.
-        constructed["learning_rate"] = tf.Variable(
+        built["learning_rate"] = tf.Variable(
             learning_rate if _is_number(learning_rate) else rate_default,
             dtype=tf.float32, name="learning_rate")
-      ports[key] = _port.port(cls(**constructed))
-    fed = {k: v for k, v in arguments.items() if _is_number(v)}
+      ports[key] = _port.port(cls(**built))
+    fed = {k: v for k, v in arguments.items()
+           if _is_number(v) or k in runtime}
     if learning_rate is not None:
       fed["learning_rate"] = learning_rate
     return _fed(ports[key], fed)
 
-  factory.__name__ = cls.__name__
-  factory.__qualname__ = cls.__qualname__
-  factory.__module__ = cls.__module__
-  factory.__doc__ = cls.__doc__
-  factory.__signature__ = inspect.Signature(parameters)
-  factory.claimed_base_arguments = _claimed_base_arguments(cls,
-                                                           host_arguments)
+  def described(factory):
+    factory.__name__ = cls.__name__
+    factory.__qualname__ = cls.__qualname__
+    factory.__module__ = cls.__module__
+    factory.__doc__ = cls.__doc__
+    factory.__signature__ = inspect.Signature(parameters)
+    factory.claimed_base_arguments = _claimed_base_arguments(cls,
+                                                             host_arguments)
+    return factory
+
+  def bound(constructed):
+    return described(lambda **arguments: ported(arguments, constructed))
+
+  factory = described(lambda **arguments: ported(arguments, {}))
+  factory.bound = bound
   return factory
 
 
-def adopted(cls: type, host: type, keras_optimizer: Callable[..., type]
-            ) -> type:
+def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
+            **options: Any) -> type:
   """`cls` adopted on `host` (a bridged base: `Keras3Optimizer`,
   `LegacyOptimizer`, `TfKerasOptimizer`) by its `keras_optimizer`,
   registered under `cls.__module__` in the host's registry. A name there
   that is not this host's adoption of `cls` (the class itself, registered
   by its user; its adoption on the other tf_keras host) is refused: models
-  saved with it would load as another class."""
+  saved with it would load as another class. `options` go to
+  `keras_optimizer`."""
   registered_name = f"{cls.__module__}>{cls.__name__}"
   holder = host._registered_class(registered_name)  # pylint: disable=protected-access
   if holder is not None and not _is_adoption(holder, cls, host):
@@ -178,8 +212,9 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type]
         "another name than its module's.")
   adoption = keras_optimizer(
       _ported_factory(cls, tuple(host._base_arguments)),  # pylint: disable=protected-access
-      cls.__name__, module=cls.__module__)
+      cls.__name__, module=cls.__module__, **options)
   adoption.adopted_class = cls
+  adoption._adopted_on = host.__name__  # pylint: disable=protected-access
   return adoption
 
 
@@ -199,7 +234,7 @@ def _described(holder: Any) -> str:
   if original is None:
     return f"{getattr(holder, '__module__', '?')}.{name}"
   return (f"the adoption of {original.__module__}.{original.__qualname__} "
-          f"on {holder.__mro__[1].__name__}")
+          f"on {holder._adopted_on}")  # pylint: disable=protected-access
 
 
 def adopt(cls: type) -> type:

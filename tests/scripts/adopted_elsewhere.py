@@ -80,7 +80,7 @@ def loaded(paths):
                  else optimizer.variables)
     found.append({"class": [type(optimizer).__module__,
                             type(optimizer).__name__,
-                            type(optimizer).__mro__[1].__name__],
+                            type(optimizer)._adopted_on],  # pylint: disable=protected-access
                   "config": {k: v.item() if isinstance(v, np.generic)
                              else v
                              for k, v in optimizer.get_config().items()

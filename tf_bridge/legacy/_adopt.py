@@ -3,8 +3,18 @@ OptimizerV2 one running its port in one XLA call per step."""
 
 from __future__ import annotations
 
-from tf_bridge._adopt import adopted
+from tf_bridge._adopt import adopted, kept_hyperparameters
 from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
+
+
+class _BuiltAsConstructed:
+  """An adoption's instance runs a factory of its own (`bound`): the class
+  is built with the constructor's values of its hyperparameters, which
+  OptimizerV2 then feeds to every step from their variables."""
+
+  def _start_fused(self, arguments, *args, **kwargs):
+    self.port = type(self).port.bound({**self._own_defaults, **arguments})
+    super()._start_fused(arguments, *args, **kwargs)
 
 
 def adopt(cls: type) -> type:
@@ -22,8 +32,13 @@ def adopt(cls: type) -> type:
   OptimizerV2's base arguments (`lr`, `decay`, `clipnorm`, `clipvalue`,
   `global_clipnorm`, applied by OptimizerV2 as for the class itself);
   `get_config` returns them; its slots are made with `add_slot` under the
-  names `cls` gives them (`get_slot(var, "m")`). OptimizerV2's learning
-  rate (a float, a schedule), decayed, is fed to the class's
+  names `cls` gives them (`get_slot(var, "m")`), and the arguments `cls`
+  keeps as hyperparameters (`_set_hyper`) are hyperparameters here too:
+  variables, checkpointed under their names, read by every step
+  (`optimizer.momentum = 0.5` reaches a traced step). OptimizerV2's
+  learning rate (a float, a schedule), decayed, is fed to the class's
   `learning_rate` variable at every step.
   """
-  return adopted(cls, LegacyOptimizer, keras_optimizer)
+  return adopted(cls, LegacyOptimizer, keras_optimizer,
+                 mixins=(_BuiltAsConstructed,),
+                 hyperparameters=kept_hyperparameters(cls))
