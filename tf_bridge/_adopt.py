@@ -1,47 +1,63 @@
-"""`tf_bridge.adopt`: a user's TensorFlow optimizer class as a Keras 3 one.
+"""`tf_bridge.adopt`: a user's TensorFlow optimizer class as a Keras 3 one
+(and `adopted`, what `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt`
+share with it on their hosts).
 
 The class's port (`tf_bridge.port`) becomes the factory of a bridged class
-(`keras_optimizer`): its constructor takes the class's own arguments, its
-slots are the class's slots by name, and Keras's learning rate (a float, a
-variable callbacks set, a schedule) is fed to every step in place of the
-class's `learning_rate` variable.
+(the host's `keras_optimizer`): its constructor takes the class's own
+arguments, its slots are the class's slots by name, and the host's learning
+rate (a float, a variable callbacks set, a schedule) is fed to every step in
+place of the class's `learning_rate` variable.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 import tensorflow as tf
 
 from tf_bridge import _arguments, _hosts, _port
 
 
-def _claimed_base_arguments(cls: type) -> tuple[str, ...]:
-  """Keras 3 base arguments an OptimizerV2 or TF1 class declares itself:
-  those bases take none of them, so the class's own (AdaBelief's
-  `weight_decay`, added to its step and scaled by its warmed-up rate) is
-  no Keras 3 decay (Keras's rate, before the step)."""
-  hosts = {_hosts.OPTIMIZER_V2, _hosts.TF1}
-  if not any(issubclass(cls, base) for base, host in _hosts._bases()  # pylint: disable=protected-access
-             if host in hosts):
-    return ()
-  legacy = set(_arguments.LEGACY_BASE_ARGUMENTS)
+def _generation_base_arguments(cls: type) -> tuple[str, ...]:
+  """The base arguments `cls`'s own generation takes and applies (those a
+  host of the same name applies in its place)."""
+  host = next((host for base, host in _hosts._bases()  # pylint: disable=protected-access
+               if issubclass(cls, base)), None)
+  if host is _hosts.OPTIMIZER_V2:
+    return _arguments.LEGACY_BASE_ARGUMENTS
+  if host is _hosts.TF_KERAS:
+    from tf_bridge.tf_keras._optimizer import BASE_ARGUMENTS  # pylint: disable=import-outside-toplevel
+    return BASE_ARGUMENTS
+  if host is _hosts.KERAS3:
+    return _arguments.KERAS_BASE_ARGUMENTS
+  return ()  # TF1's base takes none of them.
+
+
+def _claimed_base_arguments(cls: type, host_arguments: tuple[str, ...]
+                            ) -> tuple[str, ...]:
+  """The host's base arguments `cls` declares itself though its own base
+  takes none of that name: the class's own (AdaBelief's `weight_decay`,
+  added to its step and scaled by its warmed-up rate, is no Keras 3 decay;
+  TF1 RMSProp's `decay` is no OptimizerV2 rate decay)."""
+  own_base = set(_generation_base_arguments(cls))
   declared = inspect.signature(cls.__init__).parameters
-  return tuple(name for name in _arguments.KERAS_BASE_ARGUMENTS
-               if name in declared and name not in legacy)
+  return tuple(name for name in host_arguments
+               if name in declared and name not in own_base)
 
 
-def _own_parameters(cls: type) -> list[inspect.Parameter]:
+def _own_parameters(cls: type, host_arguments: tuple[str, ...]
+                    ) -> list[inspect.Parameter]:
   """The class's constructor arguments, less `self`, `*args`/`**kwargs`,
-  `name` and Keras's base arguments (the bridged class's base takes
+  `name` and the host's base arguments (the bridged class's base takes
   those) but those the class claims (`_claimed_base_arguments`)."""
   parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-  taken = {"name", *_arguments.KERAS_BASE_ARGUMENTS} - set(
-      _claimed_base_arguments(cls))
+  taken = {"name", *host_arguments} - set(
+      _claimed_base_arguments(cls, host_arguments))
   own = [p for p in parameters
          if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
          and p.name not in taken]
@@ -53,6 +69,26 @@ def _own_parameters(cls: type) -> list[inspect.Parameter]:
         f"constructor arguments (a Keras class is built from its config); "
         f"{', '.join(missing)} has none.")
   return own
+
+
+def constructor_arguments(cls: type) -> tuple[list[str], list[str]]:
+  """The keyword arguments `cls`'s constructor takes (not `name`): its own,
+  and those of its generation's base it takes through `**kwargs` (an
+  OptimizerV2 class's `decay`)."""
+  parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+  own = [p.name for p in parameters if p.name != "name" and p.kind in (
+      p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+  through_kwargs = any(p.kind == p.VAR_KEYWORD for p in parameters)
+  return own, [name for name in _generation_base_arguments(cls)
+               if through_kwargs and name not in own]
+
+
+def adopted_arguments(cls: type, host: type) -> list[str]:
+  """The keyword arguments `cls`'s adoption on `host` takes (not `name`):
+  the class's own, then the host's base arguments but those it claims."""
+  host_arguments = tuple(host._base_arguments)  # pylint: disable=protected-access
+  own = [p.name for p in _own_parameters(cls, host_arguments)]
+  return own + [name for name in host_arguments if name not in own]
 
 
 def _fed(transform: optax.GradientTransformationExtraArgs,
@@ -81,21 +117,31 @@ def _fed(transform: optax.GradientTransformationExtraArgs,
   return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-def adopt(cls: type) -> type:
-  """A Keras 3 optimizer class running `cls`'s algorithm through its port
-  and the fused bridge (one XLA call per step).
+def kept_hyperparameters(cls: type) -> tuple[str, ...]:
+  """The constructor arguments an OptimizerV2 class keeps as
+  hyperparameters (`_set_hyper`: variables its step reads), but the
+  learning rate and `decay` (OptimizerV2's own): an instance built with
+  the defaults says which."""
+  if _generation_base_arguments(cls) != _arguments.LEGACY_BASE_ARGUMENTS:
+    return ()
+  own = {p.name: p for p in _own_parameters(
+      cls, _arguments.LEGACY_BASE_ARGUMENTS)}
+  rate = own.get("learning_rate")
+  instance = cls(**({"learning_rate": 0.001} if rate is not None
+                    and rate.default is inspect.Parameter.empty else {}))
+  return tuple(name for name in instance._hyper  # pylint: disable=protected-access
+               if name in own and name not in ("learning_rate", "decay"))
 
-  `cls` is an optimizer class `tf_bridge.port` takes (OptimizerV2, TF1,
-  tf_keras 2.11+, Keras 3). The class of the same name is registered with
-  Keras under `cls.__module__`, so a saved model loads where `adopt(cls)`
-  has run (at the import of that module, if it adopts its class itself). Its constructor takes `cls`'s own arguments (each with its
-  default) and Keras 3's base arguments; `get_config` returns them; its
-  slots are named as `cls` names them. Keras's learning rate is fed to the
-  class's `learning_rate` variable at every step; a class that keeps its
-  rate elsewhere (a TF1 class's Python float) steps at its own.
-  """
-  from tf_bridge._keras3 import keras_optimizer  # pylint: disable=import-outside-toplevel
-  parameters = _own_parameters(cls)
+
+def _ported_factory(cls: type, host_arguments: tuple[str, ...]
+                    ) -> Callable[..., optax.GradientTransformationExtraArgs]:
+  """The transform factory of `cls`'s port: its signature is the class's
+  own arguments on a host taking `host_arguments`. `factory.bound(
+  constructed)` is one whose class is built with `constructed`'s values of
+  the arguments the host feeds at each step (as arrays: OptimizerV2's
+  hyperparameter variables), as the class itself is built with the
+  constructor's values and reads its variables at each step."""
+  parameters = _own_parameters(cls, host_arguments)
   tf1 = issubclass(cls, tf.compat.v1.train.Optimizer)
   rate_default = next((p.default for p in parameters
                        if p.name == "learning_rate"), 0.001)
@@ -103,32 +149,112 @@ def adopt(cls: type) -> type:
     rate_default = 0.001
   ports: dict[str, optax.GradientTransformationExtraArgs] = {}
 
-  def factory(**arguments):
+  def ported(arguments, constructed):
     learning_rate = arguments.pop("learning_rate", None)
+    runtime = {k: v for k, v in arguments.items()
+               if isinstance(v, (np.ndarray, jax.Array))}
+    built = {**arguments, **{k: constructed[k] for k in runtime
+                             if k in constructed}}
     # One port (one conversion per variable list) per set of arguments: the
     # bridge calls the factory again for each step it traces.
-    key = repr(sorted(arguments.items()))
+    key = repr(sorted(built.items()))
     if key not in ports:
-      constructed = dict(arguments)
       if tf1:
         # TF1 keeps its rate as given: a variable makes it one the step
-        # reads, so Keras's rate can be fed to it.
-        constructed["learning_rate"] = tf.Variable(
+        # reads, so the host's rate can be fed to it.
+        built["learning_rate"] = tf.Variable(
             learning_rate if _is_number(learning_rate) else rate_default,
             dtype=tf.float32, name="learning_rate")
-      ports[key] = _port.port(cls(**constructed))
-    fed = {k: v for k, v in arguments.items() if _is_number(v)}
+      ports[key] = _port.port(cls(**built))
+    fed = {k: v for k, v in arguments.items()
+           if _is_number(v) or k in runtime}
     if learning_rate is not None:
       fed["learning_rate"] = learning_rate
     return _fed(ports[key], fed)
 
-  factory.__name__ = cls.__name__
-  factory.__qualname__ = cls.__qualname__
-  factory.__module__ = cls.__module__
-  factory.__doc__ = cls.__doc__
-  factory.__signature__ = inspect.Signature(parameters)
-  factory.claimed_base_arguments = _claimed_base_arguments(cls)
-  return keras_optimizer(factory, cls.__name__, module=cls.__module__)
+  def described(factory):
+    factory.__name__ = cls.__name__
+    factory.__qualname__ = cls.__qualname__
+    factory.__module__ = cls.__module__
+    factory.__doc__ = cls.__doc__
+    factory.__signature__ = inspect.Signature(parameters)
+    factory.claimed_base_arguments = _claimed_base_arguments(cls,
+                                                             host_arguments)
+    return factory
+
+  def bound(constructed):
+    return described(lambda **arguments: ported(arguments, constructed))
+
+  factory = described(lambda **arguments: ported(arguments, {}))
+  factory.bound = bound
+  return factory
+
+
+def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
+            **options: Any) -> type:
+  """`cls` adopted on `host` (a bridged base: `Keras3Optimizer`,
+  `LegacyOptimizer`, `TfKerasOptimizer`) by its `keras_optimizer`,
+  registered under `cls.__module__` in the host's registry. A name there
+  that is not this host's adoption of `cls` (the class itself, registered
+  by its user; its adoption on the other tf_keras host) is refused: models
+  saved with it would load as another class. `options` go to
+  `keras_optimizer`."""
+  registered_name = f"{cls.__module__}>{cls.__name__}"
+  holder = host._registered_class(registered_name)  # pylint: disable=protected-access
+  if holder is not None and not _is_adoption(holder, cls, host):
+    raise ValueError(
+        f"{registered_name!r} is the registered name of "
+        f"{_described(holder)}; adopting {cls.__name__} on "
+        f"{host.__name__} would register another class under it, and "
+        "models saved with that one would load as this one. Adopt a class "
+        "on one tf_keras host per process (tf_bridge.legacy.adopt or "
+        "tf_bridge.tf_keras.adopt), and register your own class under "
+        "another name than its module's.")
+  adoption = keras_optimizer(
+      _ported_factory(cls, tuple(host._base_arguments)),  # pylint: disable=protected-access
+      cls.__name__, module=cls.__module__, **options)
+  adoption.adopted_class = cls
+  adoption._adopted_on = host.__name__  # pylint: disable=protected-access
+  return adoption
+
+
+def _is_adoption(holder: Any, cls: type, host: type) -> bool:
+  """Whether `holder` is `host`'s adoption of `cls` (or of the same class
+  defined again: a module imported again)."""
+  original = getattr(holder, "adopted_class", None)
+  return (isinstance(holder, type) and issubclass(holder, host)
+          and original is not None
+          and (original.__module__, original.__qualname__)
+          == (cls.__module__, cls.__qualname__))
+
+
+def _described(holder: Any) -> str:
+  original = getattr(holder, "adopted_class", None)
+  name = getattr(holder, "__qualname__", type(holder).__name__)
+  if original is None:
+    return f"{getattr(holder, '__module__', '?')}.{name}"
+  return (f"the adoption of {original.__module__}.{original.__qualname__} "
+          f"on {holder._adopted_on}")  # pylint: disable=protected-access
+
+
+def adopt(cls: type) -> type:
+  """A Keras 3 optimizer class running `cls`'s algorithm through its port
+  and the fused bridge (one XLA call per step).
+
+  `cls` is an optimizer class `tf_bridge.port` takes (OptimizerV2, TF1,
+  tf_keras 2.11+, Keras 3). The class of the same name is registered with
+  Keras under `cls.__module__`, so a saved model loads where `adopt(cls)`
+  has run (at the import of that module, if it adopts its class itself).
+  Its constructor takes `cls`'s own arguments (each with its default) and
+  Keras 3's base arguments; `get_config` returns them; its slots are named
+  as `cls` names them. Keras's learning rate is fed to the class's
+  `learning_rate` variable at every step; a class that keeps its rate
+  elsewhere (a TF1 class's Python float) steps at its own.
+  `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt` adopt it on
+  tf_keras's hosts.
+  """
+  from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer  # pylint: disable=import-outside-toplevel
+  return adopted(cls, Keras3Optimizer, keras_optimizer)
 
 
 def _is_number(value: Any) -> bool:

@@ -452,10 +452,46 @@ def factory_source(spec: str) -> RowSource:
                        factory_comparison(spec, problem, steps, arguments)]})
 
 
+def check_class_arguments(spec: str, arguments: dict[str, Any]) -> None:
+  """Refuses (ValueError) an argument that the user's class, its port or
+  its adoption (`tf_bridge.adopt`, Keras 3) does not take, naming what
+  all three take, and a required one not given."""
+  from tf_bridge import _adopt  # pylint: disable=import-outside-toplevel
+  from tf_bridge._keras3 import Keras3Optimizer  # pylint: disable=import-outside-toplevel
+  cls = load_factory(spec, flag="--native", kind="MODULE:CLASS")
+  own, through_kwargs = _adopt.constructor_arguments(cls)
+  try:
+    adopted = _adopt.adopted_arguments(cls, Keras3Optimizer)
+  except TypeError as error:
+    raise ValueError(str(error)) from None
+  every = [name for name in own + through_kwargs if name in adopted]
+  taken = ", ".join(own) + (
+      f" (and through **kwargs its base's {', '.join(through_kwargs)})"
+      if through_kwargs else "")
+  unknown = [name for name in arguments if name not in own + through_kwargs]
+  if unknown:
+    raise ValueError(
+        f"--arguments: {spec} takes no argument {', '.join(unknown)}; it "
+        f"takes {taken}.")
+  unadopted = [name for name in arguments if name not in adopted]
+  if unadopted:
+    raise ValueError(
+        f"--arguments: tf_bridge.adopt({spec}), a Keras 3 class, takes no "
+        f"{', '.join(unadopted)} (an argument of the class's base that "
+        f"Keras 3's lacks); the class, its port and its adoption all take "
+        f"{', '.join(every)}.")
+  parameters = inspect.signature(cls.__init__).parameters
+  missing = [name for name in own if name not in arguments
+             and parameters[name].default is inspect.Parameter.empty]
+  if missing:
+    raise ValueError(f"--arguments: {spec} needs {', '.join(missing)}, "
+                     "which has no default.")
+
+
 def native_class_source(spec: str) -> RowSource:
   """A user's TensorFlow optimizer class (`--native`): its arguments are
-  checked when it is built."""
-  return RowSource(lambda arguments: None,
+  checked against its constructor's and its adoption's."""
+  return RowSource(lambda arguments: check_class_arguments(spec, arguments),
                    lambda problem, steps, arguments: {spec: [
                        native_class_comparison(spec, problem, steps,
                                                arguments)]})
@@ -471,6 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.error("--steps must be at least 2")
   if args.all and args.plot:
     parser.error("--plot draws one optimizer: not with --all")
+  if "keras" not in sys.modules:
+    os.environ["KERAS_BACKEND"] = "tensorflow"
   try:
     if args.native:
       source = native_class_source(args.native)
@@ -482,10 +520,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     source.check(args.arguments)
   except KeyError as error:
     parser.error(error.args[0])
-  except ValueError as error:
-    parser.error(str(error))
-  if "keras" not in sys.modules:
-    os.environ["KERAS_BACKEND"] = "tensorflow"
+  except (ImportError, ValueError) as error:
+    parser.error(str(error))  # ImportError: the user's module (--native).
   problem = make_problem(args.seed)
   try:
     runs = source.comparisons(problem, args.steps, args.arguments)

@@ -7,18 +7,22 @@ all derived from `tf_bridge.legacy.LegacyOptimizer`, and
 `tf_bridge.legacy.keras_optimizer(factory)` makes one from any optax
 transform factory. TF1's and TF Addons' OptimizerV2 classes are in
 `tf_bridge.legacy.tf1` and `tf_bridge.legacy.addons`.
+`tf_bridge.legacy.adopt(cls)` makes one of a user's own TensorFlow optimizer
+class (through `tf_bridge.port`).
 """
 
 from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
 from tf_bridge.legacy.optimizers import *  # pylint: disable=wildcard-import
 from tf_bridge.legacy.optimizers import __all__ as _optimizers
 
-__all__ = ["LegacyOptimizer", "keras_optimizer", *_optimizers]
+__all__ = ["adopt", "LegacyOptimizer", "keras_optimizer", *_optimizers]
 
 
 def __getattr__(name: str):
-  """`tf_bridge.legacy.tf1` and `.addons` import on first use."""
+  """`tf_bridge.legacy.tf1`, `.addons` and `adopt` import on first use."""
+  import importlib  # pylint: disable=import-outside-toplevel
   if name in ("tf1", "addons"):
-    import importlib  # pylint: disable=import-outside-toplevel
     return importlib.import_module(f"tf_bridge.legacy.{name}")
+  if name == "adopt":
+    return importlib.import_module("tf_bridge.legacy._adopt").adopt
   raise AttributeError(f"module 'tf_bridge.legacy' has no attribute {name!r}")
