@@ -7,8 +7,9 @@ perturbed by a relative 1e-3 (`mutants.perturbed`), parts from native at
 else at a grid point of tests/grids.py where it does (those that set the
 hyperparameter tried first: `mutants.search_order`); at each such point
 the unmutated class equals native, so the point is a bridge parity check
-of its own. The suite tries the other hyperparameters' mutants at the
-default point alone (`mutants.SEARCH_GRID`)."""
+of its own. The suite searches the grid for the learning rate's mutant
+alone and tries the other hyperparameters' at the default point
+(`mutants.SEARCH_GRID`)."""
 
 import functools
 
