@@ -1,4 +1,4 @@
-"""(Run by tests/test_bridge_mutants.py in a fresh process.)
+"""(The long profile's: tests/long_profile.sh runs it in a fresh process.)
 
 The `model.fit` check of tests/test_programs.py kills every hyperparameter
 mutant: each bridged Keras 3, tf_keras 2.11+ and tf_keras legacy class

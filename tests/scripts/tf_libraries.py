@@ -716,10 +716,19 @@ def sparse_lars():
           "bridged": apply(tf_bridge.legacy.tf_models.LARS)}
 
 
+def every_case():
+  return {**adam_weight_decay_cases(), **lars_cases(), **lamb_cases(),
+          **create_optimizer_cases(), **clippy_adagrad_cases()}
+
+
 def main():
+  """Prints every result, or with --cases the cases' alone (the quick
+  profile's)."""
+  if "--cases" in sys.argv:
+    print(json.dumps({"cases": every_case()}))
+    return
   own_tests = garden_own_tests()  # Before TF Addons is imported.
-  cases = {**adam_weight_decay_cases(), **lars_cases(), **lamb_cases(),
-           **create_optimizer_cases(), **clippy_adagrad_cases()}
+  cases = every_case()
   print(json.dumps({"cases": cases, "schedules": schedules(),
                     "garden_schedules": garden_schedules(),
                     "garden_moving_averages": garden_moving_averages(),
