@@ -177,6 +177,40 @@ def test_tf2_checkpoint_continues_in_jax_and_back(name, bridged, tmp_path):
                                    native_more, rtol=1e-5, atol=1e-6)
 
 
+
+@pytest.mark.parametrize("name", ["legacy.sgd", "legacy.rmsprop"])
+def test_a_slot_the_step_leaves_unread_is_in_no_file(name, tmp_path):
+  """Without momentum, native keeps no momentum slot and the port keeps it
+  at zeros, unread (one state layout for optax's inject_hyperparams): read
+  fills it with zeros, write leaves it out, and both runs continue as the
+  program's."""
+  declaration = catalog.lookup(name)
+  transform = declaration.make_port()
+  initial, gradients = problem(2)
+  program = Tf2Program(declaration, initial,
+                       optimizer=declaration.make_native())
+  program.steps(gradients[:K])
+  first = program.checkpoint.write(str(tmp_path / "first"))
+  native = program.steps(gradients[K:K + N])
+  native_more = program.steps(gradients[K + N:])
+
+  params, state = checkpoints.read(first, transform)
+  assert all(not np.any(leaf) for leaf in state.slots.momentum.values())
+  continued, params, state = port_steps(transform, params, state,
+                                        gradients[K:K + N])
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the file")
+  back = str(tmp_path / "back")
+  checkpoints.write(back, params, state, transform, like=first)
+  assert ({key for key, _ in tf.train.list_variables(back)}
+          == {key for key, _ in tf.train.list_variables(first)})
+  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial],
+                        optimizer=declaration.make_native())
+  restored.checkpoint.read(back).expect_partial()
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="native from the port's file")
+
 # TF Addons' wrappers of tf_keras's Adam (bridged: TFA cannot run beside
 # TF 2.21; their variables and numbers are TFA 0.23's, test_tfa_originals),
 # with their ports; settings under which the wrapper's own slots change
