@@ -1788,7 +1788,8 @@ def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
   """A TF1 program that saved no `global_step`: `convert --to tf1`,
   directly and through orbax, writes none (never an invented count), and
   the program's own Saver restores the file and continues; a file with a
-  `global_step` keeps its count."""
+  `global_step` keeps its count. `write(..., global_step=False)` and
+  `convert --like` into a file with a `global_step` write none either."""
   from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
   declaration = catalog.lookup("tf1.adam")
   initial, gradients = problem(34)
@@ -1820,6 +1821,21 @@ def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
                        "tf1"]) == 0
   assert tf.train.load_checkpoint(str(tmp_path / "kept")).get_tensor(
       "global_step") == K
+  # Into the keys of a file with a `global_step`: the uncounted run's file
+  # holds what the program's own Saver file of that run holds.
+  assert command.main(["convert", path, str(tmp_path / "converted_like"),
+                       *convert, "tf1", "--like", counted]) == 0
+  params, state = checkpoints.read(path, declaration.make_port())
+  checkpoints.write(str(tmp_path / "written_like"), params, state,
+                    declaration.make_port(), like=counted, global_step=False)
+  original = tf.train.load_checkpoint(path)
+  for written in ("converted_like", "written_like"):
+    reader = tf.train.load_checkpoint(str(tmp_path / written))
+    assert (reader.get_variable_to_shape_map()
+            == original.get_variable_to_shape_map())
+    for key in original.get_variable_to_shape_map():
+      np.testing.assert_array_equal(reader.get_tensor(key),
+                                    original.get_tensor(key), err_msg=key)
 
 
 TF1_CHECKPOINTS = os.path.join(os.path.dirname(__file__), "scripts",

@@ -91,8 +91,8 @@ def read_counted(path: str, transform: Any, *, model: Any = None,
 
 
 def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
-          *, like: str, model: Any = None, optimizer: str | None = None
-          ) -> None:
+          *, like: str, model: Any = None, optimizer: str | None = None,
+          global_step: bool = True) -> None:
   """Writes `params` and the port's `state` as a checkpoint at `path` (a
   prefix) in the dialect and with the keys of the checkpoint `like`, which
   the writer's program restores with its own code (`Saver.restore`,
@@ -106,6 +106,9 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   from: it is loaded from `like` and takes `params` (a `.weights.h5` file is
   written for the first two). `optimizer`: as `read`'s, for a `like` of
   several optimizers (the others' variables and slots are copied).
+  `global_step` False: the state's count is not the run's (it was read from
+  a TF1 file without one), and the file holds no `global_step`, as the
+  run's own Saver file would not, though a TF1 `like` has one.
   """
   if _keras3.is_keras3(like):
     _keras3.write(path, params, state, transform, like, model)
@@ -119,6 +122,9 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
     return
   keys = _file_keys(tensors, transform, like, optimizer)
   _check_slots(keys, _keys.Expected.of(transform, params), like)
+  if not global_step and keys.dialect == _keys.TF1 and keys.counter:
+    del tensors[keys.counter]
+    keys.counter = None
   _bundle.write_bundle(path, _filled(tensors, keys, params, state, transform,
                                      repr(like)))
 
