@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _adam, _checks
-from jaxopt_port._base import (UpdateStep, by_zero, cast_like,
+from jaxopt_port._base import (UpdateStep, cast_like,
                                one_minus_in_dtype, with_legacy_base_arguments)
 from jaxopt_port._tree import map_leaves
 from jaxopt_port.addons._decoupled import matches
@@ -322,7 +322,8 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
     updates, v, m = map_leaves(
         leaf_step, 3, grads, slots.v, slots.m,
         optax.tree.zeros_like(grads) if params is None else params)
-    return updates, YogiSlots(v, by_zero(beta1, lambda: slots.m, lambda: m))
+    # TFA's m at a beta1 set to 0 once made is g, as the step computes it.
+    return updates, YogiSlots(v, m)
 
   return UpdateStep(build, update, elementwise=True)
 
