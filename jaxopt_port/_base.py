@@ -174,6 +174,23 @@ def cast_like(scalar: Any, leaf: jax.Array) -> jax.Array:
   return jnp.asarray(scalar, leaf.dtype)
 
 
+def by_zero(value: Any, at_zero: Callable[[], Any],
+            otherwise: Callable[[], Any]) -> Any:
+  """`at_zero()` where the hyperparameter `value` is 0, else `otherwise()`
+  (trees of one layout): chosen when the transform is made for a Python
+  number, by a select at every step for an array (`inject_hyperparams`'s,
+  traced under `jit`). The state's layout then never depends on the value,
+  and a slot that Keras keeps only for a nonzero value stays as it is at 0
+  (its update at 0 passes it on unread)."""
+  if _checks.is_python_zero(value):
+    return at_zero()
+  if isinstance(value, (int, float)):
+    return otherwise()
+  nonzero = jnp.asarray(value) != 0
+  return jax.tree.map(lambda a, b: jnp.where(nonzero, b, a), at_zero(),
+                      otherwise())
+
+
 def divide_exactly(numerator: jax.Array, divisor: Any) -> jax.Array:
   """`numerator / divisor`, correctly rounded even for a constant divisor.
 

@@ -112,39 +112,13 @@ def concrete_number(value: Any) -> float | None:
 
 
 def is_python_zero(value: Any) -> bool:
-  """True for the Python number 0, which lets a transform drop a slot.
+  """True for the Python number 0, which lets a transform skip a step's
+  work (a slot left unread; see `_base.by_zero`).
 
   An array (as `optax.inject_hyperparams` passes) is never treated as zero, so
   the state layout does not depend on an array's value.
   """
   return isinstance(value, (int, float)) and value == 0
-
-
-def is_known_zero(value: Any) -> bool:
-  """True for a zero known when a transform is made, which lets it drop the
-  slot a nonzero value needs: the Python number 0, or a concrete (not traced)
-  JAX array equal to 0, as `optax.inject_hyperparams` passes a number to
-  `init`. The transform's update then follows the state it is given (a slot
-  or none; see `require_slot`), so the injected update, its value traced
-  under `jit`, keeps the state `init` made.
-
-  A tracer is never zero here (a state made under `jit` keeps the slot), nor
-  a NumPy array (the bridge passes NumPy stand-ins of its runtime values:
-  their state must have the slot a later nonzero value needs).
-  """
-  return is_python_zero(value) or (isinstance(value, jax.Array)
-                                   and concrete_number(value) == 0.0)
-
-
-def require_slot(name: str, value: Any, slot: Any) -> None:
-  """Refuses a known nonzero `value` of argument `name` for a state made
-  without its slot (made at a known zero: `is_known_zero`)."""
-  number = concrete_number(value)
-  if slot is None and number not in (None, 0.0):
-    raise ValueError(
-        f"`{name}` is {number:g}, but the optimizer state was made at "
-        f"{name}=0 and has no slot for it: call `init` again with the "
-        f"nonzero `{name}`.")
 
 
 def check_range(name: str, value: Any, low: float, high: float = math.inf, *,

@@ -9,12 +9,12 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+from jaxopt_port._base import (UpdateStep, by_zero, cast_like, one_minus,
                                with_keras_base_arguments)
 
 
 class MomentumSlots(NamedTuple):
-  momentum: optax.Params | None  # None when momentum is the number 0.
+  momentum: optax.Params  # Unused (zeros) where momentum is 0.
 
 
 def vanilla_sgd_update_step() -> UpdateStep:
@@ -41,29 +41,31 @@ def momentum_sgd_update_step(momentum: Any, *,
     m = momentum * m + (1 - momentum) * g
     p = p - lr * m                          (momentum_sgd)
     p = p - lr * m / (1 - momentum**t)      (centered_momentum_sgd; t 1-based)
+
+  At a momentum of 0 (`vanilla_sgd`) `m` stays at zeros, unread.
   """
   def build(params):
-    return MomentumSlots(None if _checks.is_known_zero(momentum)
-                         else optax.tree.zeros_like(params))
+    return MomentumSlots(optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    _checks.require_slot("momentum", momentum, slots.momentum)
-    if slots.momentum is None:
-      return vanilla_sgd_update_step().update(grads, slots, None,
-                                              learning_rate, iteration)
-    m = jax.tree.map(
-        lambda g, m: cast_like(momentum, m) * m + one_minus(momentum, m) * g,
-        grads, slots.momentum)
 
-    def step(m):
-      direction = m
-      if bias_corrected:
-        t = (iteration + 1).astype(m.dtype)
-        direction = m / (1 - jnp.power(cast_like(momentum, m), t))
-      return -(cast_like(learning_rate, m) * direction)
+    def with_momentum():
+      m = jax.tree.map(
+          lambda g, m: cast_like(momentum, m) * m + one_minus(momentum, m) * g,
+          grads, slots.momentum)
 
-    return jax.tree.map(step, m), MomentumSlots(m)
+      def step(m):
+        direction = m
+        if bias_corrected:
+          t = (iteration + 1).astype(m.dtype)
+          direction = m / (1 - jnp.power(cast_like(momentum, m), t))
+        return -(cast_like(learning_rate, m) * direction)
+
+      return jax.tree.map(step, m), MomentumSlots(m)
+
+    return by_zero(momentum, lambda: vanilla_sgd_update_step().update(
+        grads, slots, None, learning_rate, iteration), with_momentum)
 
   return UpdateStep(build, update, elementwise=True)
 
@@ -93,7 +95,7 @@ def momentum_sgd(momentum: float = 0.0) -> UpdateStep:
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.01.
-    momentum: In [0, 1); 0 is `vanilla_sgd` (no slot).
+    momentum: In [0, 1); 0 is `vanilla_sgd` (its slot stays at zeros).
   """
   _checks.check_range("momentum", momentum, 0.0, 1.0, high_open=True)
   return momentum_sgd_update_step(momentum, bias_corrected=False)

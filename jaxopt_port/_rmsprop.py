@@ -9,19 +9,19 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks
-from jaxopt_port._base import (UpdateStep, cast_like, one_minus,
+from jaxopt_port._base import (UpdateStep, by_zero, cast_like, one_minus,
                                one_minus_in_dtype, with_keras_base_arguments)
 
 
 class RMSpropSlots(NamedTuple):
   velocity: optax.Params
-  momentum: optax.Params | None  # When momentum is not the number 0.
+  momentum: optax.Params  # Unused (zeros) where momentum is 0.
   average_gradient: optax.Params | None  # When centered.
 
 
 class LegacyRMSpropSlots(NamedTuple):
   rms: optax.Params
-  momentum: optax.Params | None
+  momentum: optax.Params  # Unused (zeros) where momentum is 0.
   mg: optax.Params | None
 
 
@@ -57,16 +57,15 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     step = lr * g / sqrt(v + epsilon)                 (otherwise)
     mom = momentum * mom + step; p = p - mom          (momentum)
     p = p - step                                      (otherwise)
+
+  At a momentum of 0, `mom` stays at zeros, unread (Keras keeps none).
   """
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    return RMSpropSlots(
-        zeros, None if _checks.is_known_zero(momentum) else zeros,
-        zeros if centered else None)
+    return RMSpropSlots(zeros, zeros, zeros if centered else None)
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
-    _checks.require_slot("momentum", momentum, slots.momentum)
     velocity, average_gradient = _mean_squares(
         rho, grads, slots.velocity, slots.average_gradient, one_minus)
     if centered:
@@ -79,12 +78,15 @@ def rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     increment = jax.tree.map(
         lambda g, d: cast_like(learning_rate, g) * g / jnp.sqrt(d), grads,
         denominator)
-    velocity_of_params = slots.momentum
-    if slots.momentum is not None:
+
+    def with_momentum():
       velocity_of_params = jax.tree.map(
           lambda i, m: cast_like(momentum, m) * m + i, increment,
           slots.momentum)
-      increment = velocity_of_params
+      return velocity_of_params, velocity_of_params
+
+    increment, velocity_of_params = by_zero(
+        momentum, lambda: (increment, slots.momentum), with_momentum)
     updates = jax.tree.map(jnp.negative, increment)
     return updates, RMSpropSlots(velocity, velocity_of_params,
                                  average_gradient)
@@ -105,36 +107,40 @@ def legacy_rmsprop_update_step(rho: Any, momentum: Any, epsilon: Any,
     mom = momentum * mom + lr * g / sqrt(denominator + epsilon); p = p - mom
     p = p - lr * g / (sqrt(denominator) + epsilon)        (no momentum)
 
-  TF1's RMSProp starts `rms` at `initial_rms` = 1 and always runs the
-  momentum kernel (`always_momentum`).
+  Without momentum `mom` stays at zeros, unread (tf_keras keeps none). TF1's
+  RMSProp starts `rms` at `initial_rms` = 1 and always runs the momentum
+  kernel (`always_momentum`).
   """
   def build(params):
     zeros = optax.tree.zeros_like(params)
-    with_momentum = always_momentum or not _checks.is_known_zero(momentum)
     return LegacyRMSpropSlots(
-        jax.tree.map(lambda p: jnp.full_like(p, initial_rms), params),
-        zeros if with_momentum else None, zeros if centered else None)
+        jax.tree.map(lambda p: jnp.full_like(p, initial_rms), params), zeros,
+        zeros if centered else None)
 
   def update(grads, slots, params, learning_rate, iteration):
     del params, iteration
-    _checks.require_slot("momentum", momentum, slots.momentum)
     rms, mg = _mean_squares(rho, grads, slots.rms, slots.mg,
                              one_minus_in_dtype)
     if centered:
       denominator = jax.tree.map(lambda r, a: r - a * a, rms, mg)
     else:
       denominator = rms
-    if slots.momentum is not None:
+
+    def with_momentum():
       mom = jax.tree.map(
           lambda g, d, m: m * cast_like(momentum, m) + g * cast_like(
               learning_rate, g) / jnp.sqrt(d + cast_like(epsilon, g)),
           grads, denominator, slots.momentum)
-      updates = jax.tree.map(jnp.negative, mom)
-    else:
-      mom = None
-      updates = jax.tree.map(
+      return jax.tree.map(jnp.negative, mom), mom
+
+    def without_momentum():
+      return jax.tree.map(
           lambda g, d: -(cast_like(learning_rate, g) * g / (
-              jnp.sqrt(d) + cast_like(epsilon, g))), grads, denominator)
+              jnp.sqrt(d) + cast_like(epsilon, g))), grads,
+          denominator), slots.momentum
+
+    updates, mom = (with_momentum() if always_momentum
+                    else by_zero(momentum, without_momentum, with_momentum))
     return updates, LegacyRMSpropSlots(rms, mom, mg)
 
   return UpdateStep(build, update, elementwise=True)
@@ -160,7 +166,7 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
     rho: Decay of the moving mean square, in [0, 1).
-    momentum: In [0, 1]; the number 0 keeps no momentum slot.
+    momentum: In [0, 1]; at 0 the momentum slot stays at zeros.
     epsilon: >= 0.
     centered: Divide by the estimated variance instead of the mean square.
 

@@ -9,11 +9,12 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _checks, _row_sparse
-from jaxopt_port._base import UpdateStep, cast_like, with_keras_base_arguments
+from jaxopt_port._base import (UpdateStep, by_zero, cast_like,
+                               with_keras_base_arguments)
 
 
 class SGDSlots(NamedTuple):
-  momentum: optax.Params | None  # None when momentum is known to be 0.
+  momentum: optax.Params  # Unused (zeros) where momentum is 0.
 
 
 def sgd_update_step(momentum: Any, nesterov: bool,
@@ -25,38 +26,40 @@ def sgd_update_step(momentum: Any, nesterov: bool,
     m = mu * m - lr * g
     p = p + (mu * m - lr * g)   if nesterov else   p + m
 
-  and `p = p - lr * g` without. A momentum known to be 0 keeps no momentum
-  slot, as Keras does (`_checks.is_known_zero`), unless `keeps_momentum`
-  (tf_keras's SGD always makes it); the update follows the state it is
-  given.
+  and `p = p - lr * g` without. At a momentum of 0 the momentum slot stays
+  at zeros, unread (Keras keeps none: the bridge makes no variable for
+  it), unless `keeps_momentum` (tf_keras's SGD always computes it).
   """
   def build(params):
-    return SGDSlots(None if _checks.is_known_zero(momentum)
-                    and not keeps_momentum
-                    else optax.tree.zeros_like(params))
+    return SGDSlots(optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     del params
-    _checks.require_slot("momentum", momentum, slots.momentum)
-    if slots.momentum is None:
+
+    def without_momentum():
       return jax.tree.map(lambda g: -(g * cast_like(learning_rate, g)),
                           grads), slots
 
-    def new_momentum(g, m):
-      return m * cast_like(momentum, m) - g * cast_like(learning_rate, g)
+    def with_momentum():
+      def new_momentum(g, m):
+        return m * cast_like(momentum, m) - g * cast_like(learning_rate, g)
 
-    velocity = jax.tree.map(new_momentum, grads, slots.momentum)
-    if nesterov:
-      updates = jax.tree.map(new_momentum, grads, velocity)
-    else:
-      # The same values through a select XLA cannot fold (`iteration` is
-      # never negative), so that `p + updates` compiles into one loop with
-      # it: a lone `p + m` is a wrapped instruction on XLA's CPU backend,
-      # which does not vectorize it (a step 8-12 % slower; see
-      # benchmarks/RESULTS.md).
-      updates = jax.tree.map(lambda m: jnp.where(iteration >= 0, m, 0),
-                             velocity)
-    return updates, SGDSlots(velocity)
+      velocity = jax.tree.map(new_momentum, grads, slots.momentum)
+      if nesterov:
+        updates = jax.tree.map(new_momentum, grads, velocity)
+      else:
+        # The same values through a select XLA cannot fold (`iteration` is
+        # never negative), so that `p + updates` compiles into one loop
+        # with it: a lone `p + m` is a wrapped instruction on XLA's CPU
+        # backend, which does not vectorize it (a step 8-12 % slower; see
+        # benchmarks/RESULTS.md).
+        updates = jax.tree.map(lambda m: jnp.where(iteration >= 0, m, 0),
+                               velocity)
+      return updates, SGDSlots(velocity)
+
+    if keeps_momentum:
+      return with_momentum()
+    return by_zero(momentum, without_momentum, with_momentum)
 
   return UpdateStep(build, update, elementwise=True)
 
@@ -75,7 +78,8 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
   Args:
     learning_rate: A float or a schedule (callable of the step count).
       Defaults to 0.01.
-    momentum: In [0, 1]; 0 is plain gradient descent (no momentum slot).
+    momentum: In [0, 1]; 0 is plain gradient descent (its momentum slot
+      stays at zeros).
     nesterov: Use Nesterov momentum.
 
   Reference: Sutskever et al., 2013, "On the importance of initialization and

@@ -94,7 +94,8 @@ def test_port_none_gradient_keeps_that_parameter_and_its_state(make):
 
 
 def test_port_none_gradient_without_params_needs_a_params_copy_in_state():
-  transform = jaxopt_port.sgd()  # Plain SGD keeps no per-parameter state.
+  # VanillaSGD keeps no per-parameter state.
+  transform = jaxopt_port.vanilla_sgd()
   with pytest.raises(ValueError, match=re.escape(
       "grads has None leaves (no gradient) and the state holds no copy of "
       "the params to fill them from: call update(grads, state, params).")):

@@ -177,6 +177,40 @@ def test_tf2_checkpoint_continues_in_jax_and_back(name, bridged, tmp_path):
                                    native_more, rtol=1e-5, atol=1e-6)
 
 
+
+@pytest.mark.parametrize("name", ["legacy.sgd", "legacy.rmsprop"])
+def test_a_slot_the_step_leaves_unread_is_in_no_file(name, tmp_path):
+  """Without momentum, native keeps no momentum slot and the port keeps it
+  at zeros, unread (one state layout for optax's inject_hyperparams): read
+  fills it with zeros, write leaves it out, and both runs continue as the
+  program's."""
+  declaration = catalog.lookup(name)
+  transform = declaration.make_port()
+  initial, gradients = problem(2)
+  program = Tf2Program(declaration, initial,
+                       optimizer=declaration.make_native())
+  program.steps(gradients[:K])
+  first = program.checkpoint.write(str(tmp_path / "first"))
+  native = program.steps(gradients[K:K + N])
+  native_more = program.steps(gradients[K + N:])
+
+  params, state = checkpoints.read(first, transform)
+  assert all(not np.any(leaf) for leaf in state.slots.momentum.values())
+  continued, params, state = port_steps(transform, params, state,
+                                        gradients[K:K + N])
+  testing.compare_trajectories(continued, native, rtol=1e-5, atol=1e-6,
+                               actual_name="port from the file")
+  back = str(tmp_path / "back")
+  checkpoints.write(back, params, state, transform, like=first)
+  assert ({key for key, _ in tf.train.list_variables(back)}
+          == {key for key, _ in tf.train.list_variables(first)})
+  restored = Tf2Program(declaration, [np.zeros_like(v) for v in initial],
+                        optimizer=declaration.make_native())
+  restored.checkpoint.read(back).expect_partial()
+  testing.compare_trajectories(restored.steps(gradients[K + N:]), native_more,
+                               rtol=1e-5, atol=1e-6,
+                               actual_name="native from the port's file")
+
 # TF Addons' wrappers of tf_keras's Adam (bridged: TFA cannot run beside
 # TF 2.21; their variables and numbers are TFA 0.23's, test_tfa_originals),
 # with their ports; settings under which the wrapper's own slots change
@@ -1754,7 +1788,8 @@ def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
   """A TF1 program that saved no `global_step`: `convert --to tf1`,
   directly and through orbax, writes none (never an invented count), and
   the program's own Saver restores the file and continues; a file with a
-  `global_step` keeps its count."""
+  `global_step` keeps its count. `write(..., global_step=False)` and
+  `convert --like` into a file with a `global_step` write none either."""
   from tf_bridge.checkpoints import __main__ as command  # pylint: disable=import-outside-toplevel
   declaration = catalog.lookup("tf1.adam")
   initial, gradients = problem(34)
@@ -1786,6 +1821,21 @@ def test_convert_to_tf1_writes_the_count_the_source_kept(tmp_path):
                        "tf1"]) == 0
   assert tf.train.load_checkpoint(str(tmp_path / "kept")).get_tensor(
       "global_step") == K
+  # Into the keys of a file with a `global_step`: the uncounted run's file
+  # holds what the program's own Saver file of that run holds.
+  assert command.main(["convert", path, str(tmp_path / "converted_like"),
+                       *convert, "tf1", "--like", counted]) == 0
+  params, state = checkpoints.read(path, declaration.make_port())
+  checkpoints.write(str(tmp_path / "written_like"), params, state,
+                    declaration.make_port(), like=counted, global_step=False)
+  original = tf.train.load_checkpoint(path)
+  for written in ("converted_like", "written_like"):
+    reader = tf.train.load_checkpoint(str(tmp_path / written))
+    assert (reader.get_variable_to_shape_map()
+            == original.get_variable_to_shape_map())
+    for key in original.get_variable_to_shape_map():
+      np.testing.assert_array_equal(reader.get_tensor(key),
+                                    original.get_tensor(key), err_msg=key)
 
 
 TF1_CHECKPOINTS = os.path.join(os.path.dirname(__file__), "scripts",

@@ -84,10 +84,15 @@ def test_centered_momentum_first_step_is_the_gradient_step():
   np.testing.assert_allclose(updates["w"], [-0.0005, -0.004], rtol=1e-4)
 
 
-def test_zero_momentum_keeps_no_slot():
-  state = jaxopt_port.momentum_sgd(momentum=0.0).init({"w": np.ones(2)})
-  assert state.slots.momentum is None
-  state = jaxopt_port.momentum_sgd(momentum=0.5).init({"w": np.ones(2)})
+def test_zero_momentum_keeps_its_slot_at_zeros_and_steps_as_vanilla_sgd():
+  """One state layout whatever the momentum (optax's inject_hyperparams):
+  at 0 the slot stays at zeros and the step is VanillaSGD's."""
+  params, grads = {"w": np.ones(2)}, {"w": np.array([0.5, -4.0])}
+  transform = jaxopt_port.momentum_sgd(learning_rate=0.1, momentum=0.0)
+  updates, state = transform.update(grads, transform.init(params), params)
+  np.testing.assert_array_equal(state.slots.momentum["w"], [0.0, 0.0])
+  np.testing.assert_allclose(updates["w"], [-0.05, 0.4], rtol=1e-6)
+  state = jaxopt_port.momentum_sgd(momentum=0.5).init(params)
   assert optax.tree.size(state.slots.momentum) == 2
 
 

@@ -54,3 +54,12 @@ def test_a_model_built_again_shares_the_compiled_step(report, case):
   weights."""
   assert report[case]["later_model_conversions"] == 0
   assert report[case]["later_model_max_abs_diff"] < 1e-6
+
+
+def test_a_gradient_native_broadcasts_is_broadcast_on_each_replica(report):
+  """tf_keras 2.11+ broadcasts a shape-(1,) gradient of a (1, 1) kernel;
+  under the strategy the bridged class does so on each replica, as
+  native."""
+  case = report["tf_keras.Adam broadcast"]
+  assert case["moved"] > 0.05
+  assert case["native_max_abs_diff"] < 1e-6

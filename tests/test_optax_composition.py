@@ -89,42 +89,6 @@ def test_inject_hyperparams_equals_plain(factory, kwargs):
   assert_trees_close(params, run(factory(**kwargs))[0], rtol=2e-6)
 
 
-# The ports that drop a slot for an argument known to be 0, as native does.
-ZERO_DROPS_A_SLOT = [("sgd", "momentum"), ("rmsprop", "momentum"),
-                     ("legacy.sgd", "momentum"), ("legacy.rmsprop", "momentum"),
-                     ("momentum_sgd", "momentum"), ("addons.sgdw", "momentum"),
-                     ("addons.yogi", "beta1")]
-
-
-@pytest.mark.parametrize("name,argument", ZERO_DROPS_A_SLOT,
-                         ids=[n for n, _ in ZERO_DROPS_A_SLOT])
-def test_injected_zero_keeps_the_plain_state(name, argument):
-  """Injected at a concrete 0, the state is the plain call's (no slot) and
-  so are the numbers (legacy RMSprop's epsilon sits outside the root without
-  momentum); made under `jit` (a traced 0) it keeps the slot and still runs;
-  a nonzero value set into a slotless state is refused, naming it."""
-  declaration = catalog.lookup(name)
-  port = declaration.port
-  kwargs = {**declaration.required, argument: 0.0}
-  plain, injected = port(**kwargs), optax.inject_hyperparams(port)(**kwargs)
-  state = injected.init(PARAMS)
-  assert (jax.tree.structure(state.inner_state)
-          == jax.tree.structure(plain.init(PARAMS)))
-  assert_trees_close(run(injected)[0], run(plain)[0], rtol=1e-6, atol=0)
-  traced = jax.jit(injected.init)(PARAMS)
-  assert (len(jax.tree.leaves(traced.inner_state))
-          > len(jax.tree.leaves(state.inner_state)))
-  update = jax.jit(injected.update)
-  updates, _ = update(gradients(0), update(gradients(0), traced, PARAMS)[1],
-                      PARAMS)
-  assert all(np.all(np.isfinite(u)) for u in jax.tree.leaves(updates))
-  state.hyperparams[argument] = jnp.asarray(0.5)
-  with pytest.raises(ValueError, match=(
-      f"`{argument}` is 0.5, but the optimizer state was made at "
-      f"{argument}=0 and has no slot for it")):
-    injected.update(gradients(0), state, PARAMS)
-
-
 def test_injected_learning_rate_changes_between_steps():
   """Setting the injected rate per step equals a schedule of those rates."""
   rates = [0.1, 0.05, 0.05, 0.02, 0.2, 0.01]

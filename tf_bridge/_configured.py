@@ -16,8 +16,10 @@ import numpy as np
 import optax
 
 import jaxopt_port
+from jaxopt_port._checks import is_python_zero
 from tf_bridge._arguments import (is_bridged, is_runtime, runtime_value,
                                   stand_in)
+from tf_bridge._layout import unread_leaves
 
 
 class ConfiguredTransform:
@@ -84,17 +86,22 @@ dropped when they change.
 
   def feed(self, name: str, read: Callable[[], Any]) -> None:
     """Feeds hyperparameter `name` to each step from `read()` (OptimizerV2's
-    hyperparameter variable), if a runtime value keeps the state its
-    current value gives (SGD's momentum of 0 keeps no slot: it stays a
-    number, as native's then keeps no momentum either)."""
+    hyperparameter variable), if a runtime value keeps the variables its
+    current value gives (SGD's momentum of 0 leaves its slot unread, which
+    makes no variable: it stays a number, as native's then keeps no
+    momentum either)."""
     value = self._arguments[name]
     if not is_runtime(self._factory, name, value):
       specs = {"x": jax.ShapeDtypeStruct((2,), np.float32)}
       layouts = []
       for candidate in (value, stand_in(value)):
         self._arguments[name] = candidate
-        layouts.append(jax.tree.structure(jax.eval_shape(
-            self.transform(0.001).init, specs)))
+        transform = self.transform(0.001)
+        shapes = jax.eval_shape(transform.init, specs)
+        # Only a Python 0 may leave a slot unread (`jaxopt_port`'s
+        # `by_zero`): the step is traced for it alone.
+        layouts.append((jax.tree.structure(shapes), is_python_zero(value)
+                        and unread_leaves(transform, specs, shapes)))
       self._arguments[name] = value
       if layouts[0] != layouts[1]:
         return

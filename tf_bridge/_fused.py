@@ -22,7 +22,7 @@ from jaxopt_port._nonfinite import all_finite
 from tf_bridge import _compiled, _device_groups
 from tf_bridge._arguments import is_bridged
 from tf_bridge._configured import ConfiguredTransform
-from tf_bridge._layout import StateLayout, StateLeaf, precision
+from tf_bridge._layout import StateLayout, StateLeaf, kept_layout, precision
 
 
 class FusedTransform(ConfiguredTransform):
@@ -48,10 +48,10 @@ class FusedTransform(ConfiguredTransform):
     """Sets a hyperparameter, as assigning a native optimizer's attribute
     does: the next step traced uses it (in eager mode, the next step). A
     bad value raises as the constructor does. On a built optimizer the
-    state stays as built: a number that would drop a slot (SGD's momentum
-    set to 0) runs as an array, which keeps it (and computes the same); a
-    value that needs other state (momentum from 0, Adam's amsgrad) raises
-    ValueError."""
+    variables stay as built: a number that would leave one unread (SGD's
+    momentum set to 0) runs as an array, which reads it (and computes the
+    same); a value that needs other variables (momentum from 0, Adam's
+    amsgrad) raises ValueError."""
     previous = self._arguments.get(name)
     try:
       fits = False
@@ -62,18 +62,18 @@ class FusedTransform(ConfiguredTransform):
           fits = True
           break
         with self.precision():
-          structure = jax.tree.structure(jax.eval_shape(
-              transform.init, self.layout.param_specs))
-        fits = structure == self.layout.treedef
+          structure, unread = kept_layout(transform, self.layout.param_specs)
+        built = tuple(leaf.unread for leaf in self.layout.leaves)
+        fits = (structure, unread) == (self.layout.treedef, built)
         if fits or not isinstance(value, (int, float)) or isinstance(
             value, bool):
           break
       if not fits:
         raise ValueError(
             f"Setting {name}={value!r} changes the state the optimizer "
-            f"keeps (from {self.layout.treedef.num_leaves} to "
-            f"{structure.num_leaves} arrays), and it is built already: "
-            "pass it to the constructor instead.")
+            f"keeps (from {self.layout.treedef.num_leaves - sum(built)} to "
+            f"{structure.num_leaves - sum(unread)} arrays), and it is "
+            "built already: pass it to the constructor instead.")
     except Exception:
       self._arguments[name] = previous
       raise

@@ -43,6 +43,9 @@ class StateLeaf:
   # How many wrappers' `inner_state` fields hold it (a TF Addons wrapper's
   # inner optimizer's leaves are one deeper than the wrapper's own).
   depth: int = 0
+  # A slot the step passes on as it got it, unread (SGD's momentum at a
+  # momentum of 0, for which native keeps no variable): fed its `fill`.
+  unread: bool = False
 
   @property
   def fill(self) -> Any:
@@ -53,9 +56,10 @@ class StateLeaf:
 
   @property
   def stored(self) -> bool:
-    """Kept in a Keras variable: not the derived count, not an empty leaf
-    (Muon's unused velocity of a matrix, which native does not create)."""
-    return not self.derived and self.value.size > 0
+    """Kept in a Keras variable: not the derived count, not an empty or
+    unread leaf (Muon's unused velocity of a matrix, SGD's momentum at 0,
+    which native does not create)."""
+    return not self.derived and self.value.size > 0 and not self.unread
 
   def is_slot_of(self, variables: Sequence[Any]) -> bool:
     """A Keras slot: it mirrors a variable with that variable's dtype and
@@ -105,11 +109,13 @@ class StateLayout:
     paths_and_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
     follows = _follows_params(transform.init, param_specs, keys,
                               len(paths_and_leaves))
+    with precision(_has_float64(param_specs)):
+      unread = unread_leaves(transform, param_specs, shape_tree)
     seen: dict[tuple[str, Any], int] = {}
     leaves = []
-    for (path, leaf), role, from_params, follows_params in zip(
+    for (path, leaf), role, from_params, follows_params, passed_on in zip(
         paths_and_leaves, jax.tree.leaves(roles), _depends_on_params(closed),
-        follows):
+        follows, unread):
       role = None if role == not_a_slot else role
       name = _slot_name(path, keys)
       # A wrapper's inner slots and its own can share a name: Keras (HDF5
@@ -124,8 +130,15 @@ class StateLayout:
       derived = (name, role, leaf.shape) == ("iterations", None, ())
       depth = sum(isinstance(entry, jax.tree_util.GetAttrKey)
                   and entry.name == "inner_state" for entry in path)
-      leaves.append(StateLeaf(name if count == 0 else f"{name}_{count}", role,
-                              leaf, from_params, derived, depth))
+      # An unread slot mirroring its variable (not Adafactor's placeholder
+      # of a vector's factored moment, which native keeps).
+      unused_slot = (passed_on and not from_params and role is not None
+                     and _fill_of(leaf) is not None
+                     and leaf.shape == param_specs[keys[role]].shape
+                     and leaf.dtype == param_specs[keys[role]].dtype)
+      leaves.append(StateLeaf(
+          name if count == 0 else f"{name}_{count}", role, leaf, from_params,
+          derived, depth, unused_slot))
     positions = {key: index for index, key in enumerate(keys)}
     stored_paths = [_positional_path(path, positions)
                     for (path, _), leaf in zip(paths_and_leaves, leaves)
@@ -152,6 +165,7 @@ class StateLayout:
     stored = iter(stored)
     leaves = [None if leaf.derived
               else next(stored).astype(dtype) if leaf.stored
+              else jnp.full(leaf.value.shape, leaf.fill, dtype) if leaf.unread
               else jnp.asarray(leaf.value, dtype)
               for leaf, dtype in zip(self.leaves, self.computed_dtypes)]
     skipped = [value for value, leaf in zip(leaves, self.leaves)
@@ -173,6 +187,38 @@ class StateLayout:
     return {id(variables[leaf.slot_of]): state
             for leaf, state in zip(stored, state_variables)
             if leaf.name == "average" and leaf.slot_of is not None}
+
+
+def unread_leaves(transform: optax.GradientTransformation,
+                  param_specs: dict[str, jax.ShapeDtypeStruct],
+                  state_shapes: Any) -> list[bool]:
+  """For each leaf of `transform`'s state (of these shapes) over params of
+  `param_specs`, whether its `update` returns it as it got it, reading it
+  nowhere: a slot its arguments leave unused (SGD's momentum at 0, see
+  `jaxopt_port`'s `by_zero`). Traced, nothing runs."""
+  keys, specs = list(param_specs), list(param_specs.values())
+
+  def new_state(params, grads, state):
+    return transform.update(dict(zip(keys, grads)), state,
+                            dict(zip(keys, params)))[1]
+
+  jaxpr = jax.make_jaxpr(new_state)(specs, specs, state_shapes).jaxpr
+  state_inputs = jaxpr.invars[2 * len(specs):]
+  read = {var for equation in jaxpr.eqns for var in equation.invars
+          if not isinstance(var, jax.extend.core.Literal)}
+  outputs = [id(var) for var in jaxpr.outvars]
+  return [var not in read and outputs.count(id(var)) == 1 and out is var
+          for var, out in zip(state_inputs, jaxpr.outvars)]
+
+
+def kept_layout(transform: optax.GradientTransformation,
+                param_specs: dict[str, jax.ShapeDtypeStruct]) -> Any:
+  """What decides the variables Keras keeps for `transform`'s state over
+  params of `param_specs`: its tree structure and which slots the step
+  leaves unread."""
+  layout = StateLayout.of(transform, list(param_specs),
+                          list(param_specs.values()))
+  return layout.treedef, tuple(leaf.unread for leaf in layout.leaves)
 
 
 def creation_order(leaves: Sequence[StateLeaf], slots_by_variable: bool,

@@ -105,8 +105,10 @@ def _native_leaves(optimizer: Any, variables: Sequence[Any], state: Any,
       reference = variables[index]
       prefix = getattr(reference, "path", reference.name).replace("/", "_")
       native = by_name.get(f"{prefix}_{name}")
-    else:
+    elif slot in optimizer.get_slot_names():
       native = optimizer.get_slot(variables[index], slot)
+    else:  # A slot native keeps none of (SGD's momentum at 0).
+      native = None
     pairs.append((native, leaf))
   return pairs
 

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import optax
 
 from jaxopt_port import _adam, _checks
-from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
-                               with_legacy_base_arguments)
+from jaxopt_port._base import (UpdateStep, cast_like,
+                               one_minus_in_dtype, with_legacy_base_arguments)
 from jaxopt_port._tree import map_leaves
 from jaxopt_port.addons._decoupled import matches
 
@@ -289,15 +289,14 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
     return YogiSlots(
         jax.tree.map(lambda p: jnp.full_like(p, initial_accumulator_value),
                      params),
-        None if _checks.is_known_zero(beta1)
-        else optax.tree.zeros_like(params))
+        optax.tree.zeros_like(params))
 
   def update(grads, slots, params, learning_rate, iteration):
     if not (_checks.is_python_zero(l1) and _checks.is_python_zero(l2)):
       _checks.require_params(params, "yogi with l1/l2 regularization needs "
                              "the params")
-    _checks.require_slot("beta1", beta1, slots.m)
-    with_momentum = slots.m is not None
+    # At a beta1 of 0, `m` stays at zeros, unread (TF Addons keeps none).
+    with_momentum = not _checks.is_python_zero(beta1)
     t = (iteration + 1).astype(jnp.float32)
 
     def leaf_step(g, v, m, p):
@@ -320,11 +319,11 @@ def yogi(beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-3,
         new = new / (1 + cast_like(l2, g) * rate)
       return new - p, v, m
 
-    zeros = optax.tree.zeros_like(grads)  # For absent params and momentum.
-    updates, v, m = map_leaves(leaf_step, 3, grads, slots.v,
-                               slots.m if with_momentum else zeros,
-                               zeros if params is None else params)
-    return updates, YogiSlots(v, m if with_momentum else None)
+    updates, v, m = map_leaves(
+        leaf_step, 3, grads, slots.v, slots.m,
+        optax.tree.zeros_like(grads) if params is None else params)
+    # TFA's m at a beta1 set to 0 once made is g, as the step computes it.
+    return updates, YogiSlots(v, m)
 
   return UpdateStep(build, update, elementwise=True)
 

@@ -122,7 +122,11 @@ def conditional_gradient(lambda_: float = 0.01, epsilon: float = 1e-7,
       lr = cast_like(learning_rate, p)
       return p * lr - (1 - lr) * cast_like(lambda_, p) * s - p
 
-    return jax.tree.map(step, grads, params), slots
+    # The barrier reads the slot (a no-op that XLA keeps): a slot passed on
+    # unread is one Keras keeps no variable of (SGD's momentum at 0), and
+    # TFA keeps this one.
+    return jax.tree.map(step, grads, params), jax.lax.optimization_barrier(
+        slots)
 
   return UpdateStep(
       lambda params: ConditionalGradientSlots(

@@ -22,7 +22,7 @@ def sgd(momentum: float = 0.0, nesterov: bool = False) -> UpdateStep:
 
   Args:
     learning_rate: A float or a schedule. Defaults to 0.01.
-    momentum: In [0, 1]; 0 keeps no momentum slot.
+    momentum: In [0, 1]; at 0 the momentum slot stays at zeros.
     nesterov: Use Nesterov momentum.
   """
   _checks.check_range("momentum", momentum, 0.0, 1.0,
@@ -93,7 +93,7 @@ def rmsprop(rho: float = 0.9, momentum: float = 0.0,
   Args:
     learning_rate: A float or a schedule. Defaults to 0.001.
     rho: In [0, 1).
-    momentum: In [0, 1]; 0 keeps no momentum slot.
+    momentum: In [0, 1]; at 0 the momentum slot stays at zeros.
     epsilon: >= 0.
     centered: Use the centered second moment.
   """

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxopt_port import _adadelta, _adagrad, _checks, _ftrl, _rmsprop, _sgd
+from jaxopt_port import (_adadelta, _adagrad, _checks, _classic, _ftrl,
+                         _rmsprop)
 from jaxopt_port._base import (UpdateStep, cast_like, one_minus_in_dtype,
                                with_tf1_arguments)
 
@@ -26,7 +27,7 @@ def gradient_descent() -> UpdateStep:
   Args:
     learning_rate: A float or a schedule (required).
   """
-  return _sgd.sgd_update_step(momentum=0.0, nesterov=False)
+  return _classic.vanilla_sgd_update_step()
 
 
 class MomentumSlots(NamedTuple):

@@ -1,8 +1,10 @@
 """Trains with bridged optimizers on one device and under MirroredStrategy
 over two logical CPUs, and with their native twins under MirroredStrategy;
 then a model built again under the strategy with a new bridged optimizer,
-which shares the first one's compiled step. Prints the largest weight
-differences per case, and how many steps that model converted, as JSON.
+which shares the first one's compiled step; and tf_keras's Adam, native and
+bridged, given gradients of another shape than their variables', which
+native broadcasts. Prints the largest weight differences per case, and how
+many steps that model converted, as JSON.
 
 Run as its own process: logical devices are fixed at TensorFlow's start.
 """
@@ -71,6 +73,28 @@ def sparse_steps(optimizer):
              if key[0] == "tf" and any(key[2]))
 
 
+def broadcast_steps(make_optimizer, strategy):
+  """A (1, 1) kernel and a (1,) bias, each given shape-(1,) gradients that
+  differ per replica (tf_keras's own testVariableConstraints gives such a
+  kernel gradient), stepped three times; the weights after."""
+  with strategy.scope():
+    kernel = tf.Variable([[0.5]], name="kernel")
+    bias = tf.Variable([0.25], name="bias")
+    optimizer = make_optimizer()
+
+  @tf.function
+  def step(grad):
+    def replica_step():
+      replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+      scaled = grad * tf.cast(replica + 1, tf.float32)
+      optimizer.apply_gradients([(scaled, kernel), (scaled, bias)])
+    strategy.run(replica_step)
+
+  for index in range(3):
+    step(tf.constant([0.3 + index]))
+  return [kernel.numpy(), bias.numpy()]
+
+
 def main():
   # name: (bridged class, native class, arguments, tf_keras model). The
   # embedding gets tf.IndexedSlices: legacy SGD, RMSprop with momentum,
@@ -123,6 +147,12 @@ def main():
             for v in (optimizer.variables() if callable(optimizer.variables)
                       else optimizer.variables)}),
     }
+  initial = [np.array([[0.5]]), np.array([0.25])]
+  native = broadcast_steps(lambda: tf_keras.optimizers.Adam(0.1), mirrored)
+  report["tf_keras.Adam broadcast"] = {
+      "native_max_abs_diff": largest_difference(native, broadcast_steps(
+          lambda: tf_bridge.tf_keras.Adam(0.1), mirrored)),
+      "moved": largest_difference(initial, native)}
   json.dump(report, sys.stdout)
 
 

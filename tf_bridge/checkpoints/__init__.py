@@ -23,9 +23,10 @@ A variable the optimizer has no slots for yet (it never had a gradient) gets
 the transform's fresh ones, as the native optimizer would make them.
 
 A TF1 file carries the step count only as `global_step`: without it `read`
-starts the count at 0 and `write` drops it, and where the step reads the
-count (AdagradDA's with l1 or l2, a Keras 3 bias correction after
-`restore`) the file is refused with that reason.
+starts the count at 0, `write(..., global_step=False)` and `convert` write
+none, and where the step reads the count (AdagradDA's with l1 or l2, a
+Keras 3 bias correction after `restore`) the file is refused with that
+reason.
 One optimizer's state at a time: of a TF2 file holding several (a GAN's),
 `optimizer=` names the one (`"generator_optimizer"`); a TF1 file of two
 optimizers is read with one of them only if their slots differ in name.

@@ -14,9 +14,9 @@ command wrote) with the port NAME (a parity-command name: `tf1.adam`,
 `legacy.rmsprop`) made with the JSON arguments,
 and writes DST: an orbax directory of `{"params": ..., "state": ...}` for a
 JAX run, a TF1 Saver checkpoint (a TF1 optimizer's port; with `--like`, in
-that file's keys; without, with SRC's count as `global_step`, none where
-SRC holds none) or a TF2 object-based one in the keys of `--like` (the
-program's own checkpoint, whose object graph it restores by), or a Keras 3
+that file's keys; SRC's count as `global_step`, none where SRC holds none)
+or a TF2 object-based one in the keys of `--like` (the program's own
+checkpoint, whose object graph it restores by), or a Keras 3
 `.weights.h5` laid out as `--like` for the model `--model MODULE:FUNCTION`
 returns (Keras 3 files keep their variables by position; the model reads
 them too; so does a TF2 checkpoint of a Keras 3 or tf_keras 2.11+
@@ -202,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           "and --model (a function returning its model).")
     elif args.like:
       checkpoints.write(args.destination, params, state, transform,
-                        like=args.like, model=model, optimizer=args.object)
+                        like=args.like, model=model, optimizer=args.object,
+                        global_step=counted)
     elif args.to == "legacy":
       raise ValueError(
           "A TF2 object-based checkpoint is restored through its program's "

@@ -74,7 +74,7 @@ def read_counted(path: str, transform: Any, *, model: Any = None,
   keys = _file_keys(tensors, transform, path, optimizer)
   params = {name: tensors[key] for name, key in keys.params.items()}
   state = transform.init(params)
-  _check_slots(keys, _keys.Expected.of(state), path)
+  _check_slots(keys, _keys.Expected.of(transform, params), path)
   if keys.counter is None and _keys.reads_the_count(transform):
     raise ValueError(
         f"{path!r} holds no step count (TF1 keeps it only as `global_step`, "
@@ -91,8 +91,8 @@ def read_counted(path: str, transform: Any, *, model: Any = None,
 
 
 def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
-          *, like: str, model: Any = None, optimizer: str | None = None
-          ) -> None:
+          *, like: str, model: Any = None, optimizer: str | None = None,
+          global_step: bool = True) -> None:
   """Writes `params` and the port's `state` as a checkpoint at `path` (a
   prefix) in the dialect and with the keys of the checkpoint `like`, which
   the writer's program restores with its own code (`Saver.restore`,
@@ -106,6 +106,9 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
   from: it is loaded from `like` and takes `params` (a `.weights.h5` file is
   written for the first two). `optimizer`: as `read`'s, for a `like` of
   several optimizers (the others' variables and slots are copied).
+  `global_step` False: the state's count is not the run's (it was read from
+  a TF1 file without one), and the file holds no `global_step`, as the
+  run's own Saver file would not, though a TF1 `like` has one.
   """
   if _keras3.is_keras3(like):
     _keras3.write(path, params, state, transform, like, model)
@@ -118,7 +121,10 @@ def write(path: str, params: Mapping[str, Any], state: Any, transform: Any,
         tensors, owner, model))
     return
   keys = _file_keys(tensors, transform, like, optimizer)
-  _check_slots(keys, _keys.Expected.of(state), like)
+  _check_slots(keys, _keys.Expected.of(transform, params), like)
+  if not global_step and keys.dialect == _keys.TF1 and keys.counter:
+    del tensors[keys.counter]
+    keys.counter = None
   _bundle.write_bundle(path, _filled(tensors, keys, params, state, transform,
                                      repr(like)))
 
@@ -138,12 +144,13 @@ def write_tf1(path: str, params: Mapping[str, Any], state: Any,
   `<variable>/Adam_1`), shared scalars by their names (`beta1_power`) and,
   unless `global_step` is False (the state's count is not the run's: it
   was read from a file without one), the count as `global_step`."""
-  expected = _keys.Expected.of(state)
-  keys = _keys.tf1_fresh_keys(params, expected)
+  keys = _keys.tf1_fresh_keys(params, _keys.Expected.of(transform, params))
   tensors = {key: np.asarray(params[name]) for name, key in keys.params.items()}
   flat = jax.tree_util.tree_flatten_with_path(state)[0]
   for leaf_path, leaf in flat:
     key = _key_of(leaf_path, keys)
+    if key is None:  # A slot the step leaves unread: native has none.
+      continue
     if key != keys.counter:
       tensors[key] = np.asarray(leaf)
     elif global_step:
@@ -187,8 +194,8 @@ def _file_keys(tensors: Mapping[str, np.ndarray], transform: Any,
         f"optimizer= names an optimizer of a TF2 checkpoint; {path!r} is a "
         "TF1 Saver file, whose optimizers are told apart by their slots' "
         "names.")
-  probe = transform.init({"v": jnp.zeros(1)})
-  return _keys.tf1_keys(tensors, _keys.Expected.of(probe), path)
+  return _keys.tf1_keys(tensors, _keys.Expected.of(transform, _keys.PROBE),
+                        path)
 
 
 def _check_slots(keys: _keys.Keys, expected: _keys.Expected,

@@ -336,16 +336,17 @@ def _optimizer_like(transform: Any, variables: list[Any], count: int,
   as native's; with `generation` TF_KERAS, tf_keras's 2.11+ native class."""
   probe = {"v": jnp.zeros(1)}
   wanted = transform.init(probe)
+  expected = _keys.Expected.of(transform, probe)
   for declaration in catalog.CATALOG:
     if declaration.generation == catalog.LEGACY or (
         (declaration.generation == catalog.TF_KERAS)
         != (generation == catalog.TF_KERAS)):
       continue
     for arguments in _flag_combinations(declaration):
-      port_state = declaration.make_port(**arguments).init(probe)
-      if (type(getattr(port_state, "slots", None))
+      port = declaration.make_port(**arguments)
+      if (type(getattr(port.init(probe), "slots", None))
           is not type(getattr(wanted, "slots", None))
-          or _keys.Expected.of(port_state) != _keys.Expected.of(wanted)):
+          or _keys.Expected.of(port, probe) != expected):
         continue
       if declaration.generation == catalog.TF_KERAS or (
           declaration.generation == catalog.KERAS and declaration.has_native

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tf_bridge import catalog
+from tf_bridge import _layout, catalog
 
 TF1 = "tf1"
 TF2 = "tf2"
@@ -38,6 +38,8 @@ _SLOT = "/.OPTIMIZER_SLOT/"
 _NUMBERED = re.compile(r"^(.*?)(?:_(\d+))?$")
 # The generations whose optimizers keep OptimizerV2's or TF1's named slots.
 _NAMED_SLOT_GENERATIONS = (catalog.LEGACY, catalog.TF1, catalog.ADDONS)
+# The variable list a state's slots are told from.
+PROBE = {"v": jax.ShapeDtypeStruct((1,), np.float32)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,15 +54,34 @@ class Expected:
   inner: "Expected | None" = None
 
   @classmethod
-  def of(cls, state: Any) -> "Expected":
-    slots, scalars, other = [], [], []
-    inner = None
-    for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
+  def of(cls, transform: Any, params: Mapping[str, Any]) -> "Expected":
+    """What `transform`'s state over `params` (arrays or specs) holds. A
+    slot its step leaves unread (SGD's momentum at 0, which the port keeps
+    at zeros) is not in it: native keeps no such variable, and no file
+    holds it."""
+    specs = {name: _layout.spec_of(value) for name, value in params.items()}
+    with _layout.precision(any(spec.dtype == np.float64
+                               for spec in specs.values())):
+      shapes = jax.eval_shape(transform.init, specs)
+      unread = _layout.unread_leaves(transform, specs, shapes)
+    flat = jax.tree_util.tree_flatten_with_path(shapes)[0]
+    return cls._of([(path, not (skipped and _mirrors(path, leaf, specs)))
+                    for (path, leaf), skipped in zip(flat, unread)])
+
+  @classmethod
+  def _of(cls, leaves: Sequence[tuple[tuple[Any, ...], bool]]
+          ) -> "Expected":
+    """From the state's leaves: each one's tree path, and whether a file
+    holds it."""
+    slots, scalars, other, inner = [], [], [], []
+    for path, held in leaves:
       field = path[0].name
       if field == "iterations":
         continue
       if field == "inner_state":
-        inner = inner or cls.of(state.inner_state)
+        inner.append((path[1:], held))
+      elif not held:
+        continue
       elif field != "slots":
         if len(path) == 2 and isinstance(path[1], jax.tree_util.DictKey):
           if field not in slots:
@@ -72,7 +93,17 @@ class Expected:
       elif path[1].name not in slots:
         slots.append(path[1].name)
     return cls(tuple(slots), tuple(scalars), tuple(dict.fromkeys(other)),
-               inner)
+               cls._of(inner) if inner else None)
+
+
+def _mirrors(path: tuple[Any, ...], leaf: Any,
+             specs: Mapping[str, jax.ShapeDtypeStruct]) -> bool:
+  """Whether a state leaf is a slot of a variable, in its shape (not
+  Adafactor's placeholder of a vector's factored moment, which native
+  keeps)."""
+  entry = path[-1]
+  return (isinstance(entry, jax.tree_util.DictKey) and entry.key in specs
+          and leaf.shape == specs[entry.key].shape)
 
 
 @dataclasses.dataclass
@@ -284,7 +315,7 @@ def self_named(slots: Sequence[str]) -> catalog.Declaration | None:
     return None
   return next((d for d in catalog.CATALOG
                if d.generation == catalog.TF1 and not d.has_native
-               and set(Expected.of(_probe_state(d.name)).slots) == set(slots)),
+               and set(_probe(d.name).slots) == set(slots)),
               None)
 
 
@@ -337,7 +368,7 @@ def tf1_children(tensors: Mapping[str, np.ndarray]
 def tf1_shared_names() -> set[str]:
   """The shared scalars TF1 classes keep (`beta1_power`)."""
   return {name for d in _tf1_declarations()
-          for name in Expected.of(_probe_state(d.name)).scalars}
+          for name in _probe(d.name).scalars}
 
 
 def unnumbered(name: str) -> str:
@@ -438,7 +469,7 @@ def _tf1_slot_order(expected: Expected) -> tuple[str, ...]:
   """The state's slots in the order TF1 numbers them: the creation order of
   the TF1 class that has exactly those slots (among its optional ones)."""
   for declaration in _tf1_declarations():
-    scalars = Expected.of(_probe_state(declaration.name)).scalars
+    scalars = _probe(declaration.name).scalars
     if (_fits(declaration, expected.slots)
         and set(scalars) == set(expected.scalars)):
       return tuple(slot for slot in _tf1_slot_order_of(declaration)
@@ -457,19 +488,20 @@ def _fits(declaration: catalog.Declaration, slots: tuple[str, ...]) -> bool:
 
 def _required_slots(declaration: catalog.Declaration) -> frozenset[str]:
   """The slots of the declaration's state with its default arguments."""
-  return frozenset(Expected.of(_probe_state(declaration.name)).slots)
+  return frozenset(_probe(declaration.name).slots)
 
 
 def _every_slot(declaration: catalog.Declaration) -> frozenset[str]:
-  return frozenset(Expected.of(_probe_state(declaration.name, True)).slots)
+  return frozenset(_probe(declaration.name, True).slots)
 
 
 @functools.cache
-def _probe_state(name: str, every_slot: bool = False) -> Any:
+def _probe(name: str, every_slot: bool = False) -> Expected:
+  """What the state of catalog entry `name`'s port holds, with its default
+  arguments or those that make every slot."""
   declaration = catalog.lookup(name)
   arguments = declaration.every_slot_arguments if every_slot else {}
-  return declaration.make_port(**arguments).init(
-      {"v": np.zeros(1, np.float32)})
+  return Expected.of(declaration.make_port(**arguments), PROBE)
 
 
 def tf2_suggestion(file_slots: set[str]) -> str:

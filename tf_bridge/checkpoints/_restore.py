@@ -136,8 +136,8 @@ def restore(path: str, model: Any, optimizer: Any, *,
             "with the arguments the file's optimizer had (amsgrad, "
             "centered, momentum).")
       assignments.append((holder, _checked(tensors, key, holder, path)))
-  shared = _keys.Expected.of(catalog.lookup(source).make_port().init(
-      {"v": jnp.zeros(1)})).scalars
+  shared = _keys.Expected.of(catalog.lookup(source).make_port(),
+                             _keys.PROBE).scalars
   for slot, own in mapping.items():
     if slot in shared:
       holder = by_name.get(own, getattr(
@@ -238,8 +238,7 @@ def _same_state(target: catalog.Declaration) -> dict[str, dict[str, str]]:
   if (target.generation == catalog.KERAS and not target.has_native
       and twin is not None):
     expected = _keys.Expected.of(twin.make_port(
-        **twin.required, **twin.every_slot_arguments).init(
-            {"v": jnp.zeros(1)}))
+        **twin.required, **twin.every_slot_arguments), _keys.PROBE)
     same[twin.name] = {s: s for s in expected.slots + expected.scalars}
   return same
 
@@ -331,8 +330,8 @@ def _check_derived(tensors: Mapping[str, np.ndarray], keys: _keys.Keys,
   counted from a fresh state to the file's count, with the optimizer's
   hyperparameters."""
   declaration = catalog.lookup(source)
-  fresh = declaration.make_port().init({})
-  derived = [name for name in _keys.Expected.of(fresh).scalars
+  derived = [name for name in _keys.Expected.of(declaration.make_port(),
+                                                {}).scalars
              if name not in mapping]
   if not derived:
     return
@@ -406,8 +405,8 @@ def _source(tensors: Mapping[str, np.ndarray], target: catalog.Declaration,
     if dialect == _keys.TF1 and source.generation != catalog.TF1:
       continue
     for arguments in ({}, source.every_slot_arguments):
-      expected = _keys.Expected.of(source.make_port(**arguments).init(
-          {"v": jnp.zeros(1)}))
+      expected = _keys.Expected.of(source.make_port(**arguments),
+                                   _keys.PROBE)
       try:
         keys = tf2 or _keys.tf1_keys(tensors, expected, path)
       except ValueError:

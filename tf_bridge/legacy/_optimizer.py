@@ -256,7 +256,8 @@ class LegacyOptimizer(BridgedOptimizer, tf_keras.optimizers.legacy.Optimizer):
     refuses to update it."""
     layout = _layout.StateLayout.of(self._fused.transform(0.001), ["tensor"],
                                     [tensor])
-    if any(leaf.is_slot_of([tensor]) for leaf in layout.leaves):
+    if any(leaf.stored and leaf.is_slot_of([tensor])
+           for leaf in layout.leaves):
       tf_keras.src.optimizers.legacy.optimizer_v2._var_key(tensor)  # pylint: disable=protected-access
     raise NotImplementedError(
         f"Updating a `Tensor` is not implemented. Received: var={tensor}.")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import tensorflow as tf
 import tf_keras
 from tf_keras.src.optimizers.legacy.optimizer_v2 import _var_key
@@ -196,8 +195,8 @@ class LegacyTF1Optimizer(LegacyOptimizer):
   def _tf1_slot_order(self):
     """This optimizer's slots, in the order TF1's class numbers them."""
     from tf_bridge.checkpoints import _keys  # pylint: disable=import-outside-toplevel
-    kept = set(_keys.Expected.of(self._fused.transform(0.001).init(
-        {"v": np.zeros(1, np.float32)})).slots)
+    kept = set(_keys.Expected.of(self._fused.transform(0.001),
+                                 _keys.PROBE).slots)
     return [slot for slot in _keys.tf1_slot_order(self.declaration.name)
             if slot in kept]
 

@@ -248,8 +248,7 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
     tf_keras Adagrad's `assign_add`, nor a vector into Adafactor's factored
     moments), and the step is then the broadcast gradient's."""
     declaration = self.declaration
-    # Not a tensor: None, IndexedSlices, or a strategy's per-replica values
-    # (under tf.distribute the gradients arrive as those and stay unbroadcast).
+    # Not a tensor: None, IndexedSlices.
     if (not isinstance(grad, tf.Tensor)
         or declaration is None or not declaration.has_native
         or not (grad.shape.is_fully_defined()
@@ -267,8 +266,14 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
                                       **kwargs):
     aligned = [None] * len(self._bridged_variables)
     for grad, variable in grads_and_vars:
-      if self._broadcasts(grad, variable):
-        grad = tf.broadcast_to(grad, variable.shape)
+      # Under a strategy, each device broadcasts its component of the
+      # per-replica gradient (`group=False` would return the components,
+      # not one distributed value).
+      if self._broadcasts(distribution.experimental_local_results(grad)[0],
+                          variable):
+        grad = distribution.extended.update(
+            variable, lambda variable, grad: tf.broadcast_to(
+                grad, variable.shape), args=(grad,))
       aligned[self._index_dict[self._var_key(variable)]] = grad
     # merge_call would convert it with autograph (seconds of a first step,
     # for code without Python control flow on tensors).
