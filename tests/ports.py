@@ -109,7 +109,7 @@ IDS = [name for name, _, _ in CASES]
 # copy of the params (tf_keras.adam+base).
 # FTRL's step divides root differences by the learning rate (sigma =
 # (sqrt(n') - sqrt(n)) / lr): at the default 0.001 a last-bit difference of
-# the sharded clip norm grows a thousandfold (2.4x DESIGN.md's tolerance on
+# the sharded clip norm grows a thousandfold (2.4x the project's tolerance on
 # some CPUs), so FTRL runs sharded at 0.1.
 SHARDED_CASES = [(name, factory,
                   {**kwargs, "learning_rate": 0.1} if name == "ftrl+base"

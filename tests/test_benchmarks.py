@@ -62,7 +62,7 @@ def test_smoke_run_writes_json_markdown_and_plot(tmp_path):
     assert fits["keras3"]["jit_compile"] == fits["tf_bridge"]["jit_compile"]
   # The transformer's embedding gradients repeat rows: tf_keras sums the
   # duplicates as the bridges do, Keras 3's TensorFlow backend squares each
-  # separately (DESIGN.md's known difference), so only legacy must agree.
+  # separately (docs/known-differences.md), so only legacy must agree.
   transformer = results["fit_transformer"]
   assert abs(transformer["tf_bridge.legacy"]["final_loss"]
              - transformer["tf_keras.legacy"]["final_loss"]) < 1e-3

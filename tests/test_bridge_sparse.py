@@ -36,7 +36,8 @@ def test_bridged_sparse(declaration, kwargs, in_function):
 
   Legacy, TF1 and tf_keras: the native sparse path is the ground truth (lazy
   where native is lazy; tf_keras deduplicates first). Keras 3: the native dense result is (the TensorFlow backend
-  squares duplicate indices separately; DESIGN.md follows the JAX backend).
+  squares duplicate indices separately; the bridge follows the JAX backend,
+  docs/known-differences.md).
   """
   initial, gradients = problem(sparse=True)
   bridged = keras_trajectory(
@@ -184,7 +185,7 @@ KERAS3_GRID = [(d, point) for d in NATIVE
     ids=[f"{d.name}-{grids.label(p)}" for d, p in KERAS3_GRID])
 def test_keras3_bridged_sparse_grid(declaration, point):
   """Keras 3 classes on sparse gradients at every grid point against native
-  on the same gradients made dense (the ground truth: DESIGN.md)."""
+  on the same gradients made dense (the ground truth: docs/known-differences.md)."""
   initial, gradients = problem(sparse=True)
   bridged = testing.native_trajectory(
       bridged_class(declaration)(**_built(declaration, point)), initial,

@@ -1110,7 +1110,7 @@ def port_model_steps(model, transform, params, state, data, names=None):
 def keras3_writer(declaration, **kwargs):
   """The native Keras 3 class, or the bridged one where Keras has none on
   TensorFlow (the classics; ScheduleFreeAdamW's TensorFlow backend is the
-  defective one, DESIGN.md)."""
+  defective one, docs/known-differences.md)."""
   kwargs = {**declaration.required, **kwargs}
   if (declaration.generation == catalog.KERAS and declaration.has_native
       and declaration.native_backend == "tensorflow"):

@@ -14,7 +14,8 @@ STEPS = 60
 
 def numpy_trajectory(initial, gradients, *, learning_rate, momentum,
                      bias_corrected, decay=0.0):
-  """The DESIGN.md formulas, in float64, step by step."""
+  """The classic optimizers' formulas (their docstrings), in float64, step by
+  step."""
   params = [p.astype(np.float64) for p in initial]
   moments = [np.zeros_like(p) for p in params]
   trajectory = []
@@ -98,7 +99,7 @@ def test_zero_momentum_keeps_its_slot_at_zeros_and_steps_as_vanilla_sgd():
 
 def adagrad_decay_numpy(initial, gradients, touched_rows, *, learning_rate,
                         initial_accumulator_value, decay_step, decay_rate):
-  """DESIGN.md's AdagradDecay in float64; `touched_rows[step][index]` lists
+  """AdagradDecay (jaxopt_port's docstring) in float64; `touched_rows[step][index]` lists
   the rows a sparse gradient touched (None: dense, every row)."""
   params = [p.astype(np.float64) for p in initial]
   accumulators = [np.full_like(p, initial_accumulator_value) for p in params]

@@ -2,7 +2,7 @@
 generation and legacy) and TF1 `compat.v1.train` has a port: a test fails
 when one of them gains a class.
 
-Skipped, as DESIGN.md says, only the wrappers that are not algorithms:
+Skipped, by the project's rule, only the wrappers that are not algorithms:
 `LossScaleOptimizer` (it wraps bridged classes, tested in test_bridge_keras_features.py),
 `OptimizerMap` (the mapping `multi_optimizer` takes) and TF1's graph-only
 `SyncReplicasOptimizer`.

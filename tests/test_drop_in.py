@@ -1,6 +1,6 @@
 """Drop-in: ordinary Keras and tf_keras programs, run once with the native
-optimizer and once with its bridged twin, give the same numbers (DESIGN.md:
-the native class is the specification)."""
+optimizer and once with its bridged twin, give the same numbers (the native
+class is the specification)."""
 
 import contextlib
 import functools
@@ -94,7 +94,7 @@ def test_keras_train_on_batch_and_ema_without_input():
 
 def test_keras_embedding_built_at_first_call():
   """(SGD with momentum: Keras 3's TensorFlow backend applies duplicate rows
-  of Adagrad's and Adam's sparse gradients one by one, DESIGN.md.)"""
+  of Adagrad's and Adam's sparse gradients one by one: docs/known-differences.md.)"""
   ids = np.random.RandomState(2).randint(0, 20, (32, 3))
 
   def run(optimizer):
@@ -114,7 +114,7 @@ def test_state_made_from_the_params_in_a_model_built_at_its_first_step():
   """ScheduleFreeAdamW's `z` starts at the variable: built inside the first
   step's trace, it reads the variable once TensorFlow has initialized it,
   so the run equals the one of a model built before `fit`. (Native Keras's
-  TensorFlow backend loses that start here: DESIGN.md.)"""
+  TensorFlow backend loses that start here: docs/known-differences.md.)"""
   late = _keras_sequential(tf_bridge.ScheduleFreeAdamW(0.01))
   early = _keras_sequential(tf_bridge.ScheduleFreeAdamW(0.01), use_input=True)
   _assert_same(late, early)
@@ -127,7 +127,7 @@ def test_keras_float64_variables_are_updated_in_float64(name):
   """As native: float64 in, float64 slots and result; and computed in
   float64 (the port in JAX's 64-bit mode, to 1e-12), where native Keras
   rounds some terms to float32 (its Adam is 2e-6 off a float64 numpy
-  reference after 3 steps, so it is compared at DESIGN.md's tolerance)."""
+  reference after 3 steps, so it is compared at the project's tolerance)."""
   start = np.linspace(0.1, 1.0, 10)
   gradient = np.linspace(-1.0, 1.0, 10) * 1e-2
   results = {}
@@ -967,7 +967,7 @@ def test_legacy_nadam_decay_is_its_schedule_decay():
 
 
 def test_legacy_nadam_port_takes_decay_as_schedule_decay():
-  """DESIGN.md: legacy Nadam takes `decay` as its momentum-cache schedule
+  """As docs/known-differences.md says, legacy Nadam takes `decay` as its momentum-cache schedule
   decay, in the port too (never a learning-rate decay)."""
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
 

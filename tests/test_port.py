@@ -149,7 +149,7 @@ def test_assert_parity_takes_a_port():
 def test_users_classes_compute_the_catalogs_formula(trajectories, problem,
                                                     catalog, name):
   """The hand-written classes are the algorithms the catalog declares
-  (DESIGN's classic custom optimizers), so their ports equal its ports."""
+  (the catalog's classic custom optimizers), so their ports equal its ports."""
   initial, gradients = problem
   _, ported, _ = trajectories[name]
   testing.compare_trajectories(

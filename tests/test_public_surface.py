@@ -120,7 +120,7 @@ def test_keras_public_surface(declaration):
   for what in native:
     if (declaration.native_backend != "tensorflow"
         and what in ("after apply", "finalized", "clone", "saved")):
-      # Native's TensorFlow backend has a defect here (DESIGN.md); the
+      # Native's TensorFlow backend has a defect here (docs/known-differences.md); the
       # trajectories are compared with its JAX backend elsewhere.
       continue
     _compare(bridged[what], native[what], what)

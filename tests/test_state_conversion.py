@@ -41,7 +41,7 @@ CASES = [(d.name, {**d.required, **ARGUMENTS.get(
          for d in catalog.CATALOG
          if d.generation in (catalog.KERAS, catalog.LEGACY, catalog.TF_KERAS)
          and d.has_native
-         # Its TensorFlow backend is the defective one (DESIGN.md): no native
+         # Its TensorFlow backend is the defective one (docs/known-differences.md): no native
          # trajectory to continue on this backend.
          and d.native_backend == "tensorflow"]
 CASES.append(("adam", {"use_ema": True, "ema_overwrite_frequency": 3,

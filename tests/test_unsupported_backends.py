@@ -1,5 +1,5 @@
 """A Keras backend the Keras 3 classes do not run on is named in the error
-(DESIGN.md): numpy (installed with Keras) at construction, torch without
+(README's supported matrix): numpy (installed with Keras) at construction, torch without
 PyTorch at `import tf_bridge`; the OptimizerV2 classes (tf_keras, no Keras
 backend) still work. Backends are fixed at Keras's import: each runs in a
 process of its own."""

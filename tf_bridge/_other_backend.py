@@ -3,7 +3,7 @@ its own (KERAS_BACKEND is read once per process), started at the first run
 and kept for the next ones.
 
 The ground truth of an optimizer whose TensorFlow backend has a defect
-(DESIGN.md: `ScheduleFreeAdamW`) is its JAX backend's result. The optimizer
+(`ScheduleFreeAdamW`: docs/known-differences.md) is its JAX backend's result. The optimizer
 travels as its Keras config (plain data, deserialized through Keras's
 registry) and the arrays as an `.npz` file; the process reads one line
 `REQUEST.npz RESULT.npz` per run and answers `done` or `failed` and the

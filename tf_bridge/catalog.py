@@ -49,7 +49,7 @@ class Declaration:
   generation: str
   has_native: bool = True
   # The Keras backend whose native result is the ground truth: "jax" where
-  # the TensorFlow backend has a defect (DESIGN.md, ScheduleFreeAdamW);
+  # the TensorFlow backend has a defect (ScheduleFreeAdamW, docs/known-differences.md);
   # "eager" where native's step traced into a `tf.function` has one (tf_keras
   # Nadam counts its momentum product in Python, at tracing).
   native_backend: str = "tensorflow"

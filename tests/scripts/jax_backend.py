@@ -23,7 +23,7 @@ OPTIMIZERS = {
                 "clipnorm": 1.0},
     "AdamW": {"learning_rate": 0.05, "use_ema": True,
               "ema_overwrite_frequency": 3},
-    # Its native ground truth is on this backend (DESIGN.md).
+    # Its native ground truth is on this backend (docs/known-differences.md).
     "ScheduleFreeAdamW": {"learning_rate": 0.05, "warmup_steps": 2},
 }
 

@@ -34,7 +34,7 @@ targets = rng.standard_normal((64, 1)).astype(np.float32)
 
 def train(layers, optimizer, embedding):
   # The embedding's gradients are sparse (duplicated rows summed where
-  # Keras 3's Adam would not: DESIGN.md's listed difference).
+  # Keras 3's Adam would not: docs/known-differences.md).
   first = (layers.layers.Embedding(50, 4) if embedding
            else layers.layers.Dense(4))
   model = layers.Sequential([layers.Input((3,)), first,

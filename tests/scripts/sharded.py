@@ -235,7 +235,7 @@ def mesh_report(axis_type, transforms, singles, params, grads):
     sharded_params, sharded_state = sharded
     result = {
         "max_abs_diff": largest_difference(sharded, single),
-        # DESIGN.md's tolerance: <= 1 where equal within rtol 1e-5, atol 1e-6.
+        # The project's tolerance: <= 1 where equal within rtol 1e-5, atol 1e-6.
         "tolerance_ratio": largest_difference(sharded, single, rtol=1e-5,
                                               atol=1e-6),
         "mismatched_state_shardings": mismatched_shardings(
