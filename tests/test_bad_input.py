@@ -19,6 +19,7 @@ import tf_keras
 
 import tf_bridge
 import tf_bridge.legacy
+import tf_bridge.tf_keras
 
 from bridge_cases import outcome
 
@@ -205,6 +206,30 @@ def test_bridge_refuses_bad_gradients_atomically(trained, make_grads, error,
     step(make_grads(good_grads()))
   assert_unchanged(optimizer, variables, before)
   step(good_grads())  # Still usable.
+
+
+NATIVE_AND_BRIDGED_ADAMS = {
+    "keras3": (keras.optimizers.Adam, tf_bridge.Adam, keras.Variable),
+    "legacy": (tf_keras.optimizers.legacy.Adam, tf_bridge.legacy.Adam,
+               tf.Variable),
+    "tf_keras": (tf_keras.optimizers.Adam, tf_bridge.tf_keras.Adam,
+                 tf.Variable),
+}
+
+
+@pytest.mark.parametrize("host", list(NATIVE_AND_BRIDGED_ADAMS))
+def test_gradient_of_another_shape_raises_what_natives_except_catches(host):
+  """Native's ops raise InvalidArgumentError for a gradient of another shape
+  (eagerly; ValueError while tracing): the bridge's refusal is both."""
+  caught = []
+  for make in NATIVE_AND_BRIDGED_ADAMS[host][:2]:
+    variable = NATIVE_AND_BRIDGED_ADAMS[host][2](tf.ones((2, 2)))
+    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+      make(0.1).apply_gradients([(tf.ones(3), variable)])
+    caught.append(raised.value)
+  assert not isinstance(caught[0], ValueError)
+  assert isinstance(caught[1], ValueError)
+  assert str(caught[1]).startswith("Gradient of variable ")
 
 
 @pytest.mark.parametrize("build", [False, True], ids=["unbuilt", "built"])

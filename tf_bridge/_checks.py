@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import sys
 from typing import Any, Sequence
 
@@ -82,10 +83,31 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     if len(grad_shape) != len(shape) or any(
         got is not None and got != want for got, want in zip(grad_shape,
                                                                shape)):
-      raise ValueError(f"{label} has shape {grad_shape}, expected {shape} "
-                       "(the variable's shape).")
+      raise _gradient_shape_error()(
+          f"{label} has shape {grad_shape}, expected {shape} (the variable's "
+          "shape).")
   return (tf.control_dependencies(assertions) if assertions
           else contextlib.nullcontext())
+
+
+def _gradient_shape_error() -> type[ValueError]:
+  """The error for a gradient of another shape: a ValueError that is also
+  the `tf.errors.InvalidArgumentError` native's ops raise for it where
+  TensorFlow runs (native raises that eagerly and ValueError while tracing
+  a `tf.function`), so a program's `except` of either catches it."""
+  tf = sys.modules.get("tensorflow")
+  return ValueError if tf is None else _invalid_argument_value_error(tf)
+
+
+@functools.cache
+def _invalid_argument_value_error(tf: Any) -> type[ValueError]:
+
+  class GradientShapeError(ValueError, tf.errors.InvalidArgumentError):
+
+    def __init__(self, message: str):
+      tf.errors.InvalidArgumentError.__init__(self, None, None, message)
+
+  return GradientShapeError
 
 
 def _dtype_of(values: Any) -> tuple[str, bool, bool]:
