@@ -4,10 +4,8 @@ and two tables whose gradients are `(values, indices)` pairs with a
 repeated index and untouched rows at every step, and the ports' trajectories
 on it given `jaxopt_port.RowSparse` gradients."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 import tensorflow as tf
 
 import jaxopt_port
@@ -48,30 +46,10 @@ def densified(gradients):
 def port_trajectories(transforms, initial, gradients):
   """Each transform's trajectory given the gradients, a pair as a
   `RowSparse` leaf, all their steps in one jitted program."""
-  names = [f"variable_{index}" for index in range(len(initial))]
-
-  @jax.jit
-  def step(all_params, all_states, grads):
-    moved = [transform.update(grads, state, params)
-             for transform, params, state in zip(transforms, all_params,
-                                                 all_states)]
-    return ([optax.apply_updates(params, updates)
-             for params, (updates, _) in zip(all_params, moved)],
-            [state for _, state in moved])
-
-  params = {name: jnp.asarray(value) for name, value in zip(names, initial)}
-  all_params = [params] * len(transforms)
-  all_states = [transform.init(params) for transform in transforms]
-  trajectories = [[] for _ in transforms]
-  for step_gradients in gradients:
-    grads = {name: jaxopt_port.RowSparse(jnp.asarray(g[1]), jnp.asarray(g[0]),
-                                         shape[0])
-             if isinstance(g, tuple) else jnp.asarray(g)
-             for name, g, shape in zip(names, step_gradients, SHAPES)}
-    all_params, all_states = step(all_params, all_states, grads)
-    for trajectory, moved in zip(trajectories, all_params):
-      trajectory.append([np.asarray(moved[name]) for name in names])
-  return trajectories
+  return testing.transform_trajectories(transforms, initial, [
+      [jaxopt_port.RowSparse(jnp.asarray(g[1]), jnp.asarray(g[0]), shape[0])
+       if isinstance(g, tuple) else g for g, shape in zip(step, SHAPES)]
+      for step in gradients])
 
 
 def failure(actual, expected, initial, expected_name):

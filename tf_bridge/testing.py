@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
-
+import jaxopt_port
 import numpy as np
 import optax
 
@@ -60,7 +60,8 @@ def transform_trajectories(transforms: Sequence[optax.GradientTransformation],
                            ) -> list[list[list[np.ndarray]]]:
   """`transform_trajectory` of each of `transforms`, their steps together
   in one jitted program: one XLA compile for all (a compile each costs
-  several times more on small problems, as mutant checks run them)."""
+  several times more on small problems, as mutant checks run them). A
+  gradient may be a `jaxopt_port.RowSparse` (a lookup's)."""
   names = names or [f"variable_{index}" for index in range(len(initial))]
 
   @jax.jit
@@ -78,7 +79,8 @@ def transform_trajectories(transforms: Sequence[optax.GradientTransformation],
   trajectories: list[list[list[np.ndarray]]] = [[] for _ in transforms]
   for step_gradients in gradients:
     all_params, all_states = step(all_params, all_states, {
-        name: jnp.asarray(g) for name, g in zip(names, step_gradients)})
+        name: g if isinstance(g, jaxopt_port.RowSparse) else jnp.asarray(g)
+        for name, g in zip(names, step_gradients)})
     for trajectory, moved in zip(trajectories, all_params):
       trajectory.append([np.asarray(moved[name]) for name in names])
   return trajectories
