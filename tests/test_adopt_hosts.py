@@ -505,7 +505,7 @@ def test_numbers_of_entries_past_those_kept_are_summed_and_padded(
   native = sparse_fits["adopt(OptimizerV2 lazy class), eager"][0]
   for got, want in zip(weights, native):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-  seen = optimizer._fused._steps[("entry lengths",)]  # pylint: disable=protected-access
+  seen = optimizer._fused._entry_lengths  # pylint: disable=protected-access
   assert list(seen.values()) == [{adopt_fits.BATCH * adopt_fits.IDS}]
 
 

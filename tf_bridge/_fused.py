@@ -34,6 +34,9 @@ class FusedTransform(ConfiguredTransform):
     super().__init__(*args, **kwargs)
     # The state's layout, set by `initial_state`.
     self.layout: StateLayout | None = None
+    # Per variable, the numbers of entries its sparse gradients took as they
+    # came, for a transform traced for each (`step_gradients`).
+    self._entry_lengths: dict[Any, set[int]] = {}
 
   @property
   def keys(self) -> list[str]:
@@ -182,10 +185,9 @@ class FusedTransform(ConfiguredTransform):
   def step_gradients(self, grads: Sequence[Any], variables: Sequence[Any]
                      ) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
     """`step_gradients` in this transform's sparse mode, with the numbers
-    of entries each variable's sparse gradients took as they came (kept
-    with the traced steps)."""
+    of entries each variable's sparse gradients took as they came."""
     return step_gradients(grads, variables, self.sparse_rows,
-                          self._steps.setdefault(("entry lengths",), {}))
+                          self._entry_lengths)
 
   def entry_lengths(self, row_indices: Sequence[Any]
                     ) -> tuple[int, ...] | None:
