@@ -23,6 +23,18 @@ leaf and do what their native Keras class does with `tf.IndexedSlices`:
 - `REFUSED`: the native class raises NotImplementedError on a sparse
   gradient (Model Garden's LARS); so does the transform.
 
+Two more modes are declared by transforms that take a `RowSparse` leaf as
+it is and are traced for its number of entries (`tf_bridge.port`'s, which
+runs a TensorFlow class's own sparse hook; `declare_sparse_mode`): a host
+hands them gradients of a number of entries known when its step is traced.
+
+- `SUMMED_ENTRIES`: the transform sums repeated indices itself first
+  (OptimizerV2's and TF1's `_resource_apply_sparse` reached through their
+  base's `_resource_apply_sparse_duplicate_indices`, tf_keras 2.11+'s
+  `update_step`), so their sum, with entries past the table (padding)
+  added, is the same gradient to it.
+- `ENTRIES`: the transform takes repeated indices as they come.
+
 The update of a row-sparse leaf is a `RowSparse` too: apply it with
 `jaxopt_port.apply_updates`, which adds the rows in place under `jit` with
 donated params.
@@ -31,6 +43,7 @@ donated params.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import jax
@@ -51,6 +64,10 @@ REFUSED_MESSAGE = "Applying sparse gradients is not implemented."
 # The modes a `RowSparse` gradient reaches the transform in (the others
 # densify it first).
 SPARSE_INPUT_MODES = (ROWS, PARAMS, TOUCHED)
+ENTRIES = "entries"
+SUMMED_ENTRIES = "summed_entries"
+# The modes of transforms traced per number of entries (`declare_sparse_mode`).
+STATIC_LENGTH_MODES = (ENTRIES, SUMMED_ENTRIES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,13 +201,33 @@ def apply_updates(params: optax.Params, updates: optax.Updates
                       is_leaf=lambda x: x is None or is_row_sparse(x))
 
 
-_MODES: dict[Any, str] = {}
+# By update function; weakly, as a host makes a transform per traced step.
+_MODES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def sparse_mode(transform: optax.GradientTransformation) -> str | None:
   """The mode `transform` takes `RowSparse` gradients with (`ROWS`,
-  `PARAMS`, `DENSE`), or None if it does not take them."""
-  return _MODES.get(transform.update)
+  `PARAMS`, `DENSE`, `TOUCHED`, `REFUSED`, `ENTRIES`, `SUMMED_ENTRIES`), or
+  None if it does not take them."""
+  try:
+    return _MODES.get(transform.update)
+  except TypeError:  # An update no weak reference takes: none declared it.
+    return None
+
+
+def declare_sparse_mode(transform: optax.GradientTransformation,
+                        mode: str | None) -> optax.GradientTransformation:
+  """`transform` itself, declared to take `RowSparse` gradients as `mode`
+  says (`ENTRIES` or `SUMMED_ENTRIES`: the transform handles them itself;
+  None declares nothing). A wrapper that hands its gradients on unchanged
+  declares its inner transform's mode."""
+  if mode is not None:
+    if mode not in STATIC_LENGTH_MODES:
+      raise ValueError(
+          f"mode must be one of {STATIC_LENGTH_MODES}, got {mode!r} (the "
+          "other modes come with with_row_sparse_gradients).")
+    _MODES[transform.update] = mode
+  return transform
 
 
 def with_row_sparse_gradients(transform: optax.GradientTransformation,

@@ -1,5 +1,8 @@
 """Optimizers written for TensorFlow as their users write them, one per
-hook style, for tests/test_port.py: what `tf_bridge.port` is for."""
+hook style, for tests/test_port.py: what `tf_bridge.port` is for; and
+classes with sparse hooks of their own (lazy ones, one that takes repeated
+indices as they come) for tests/test_port_sparse.py and
+tests/test_adopt_hosts.py."""
 
 import keras
 import tensorflow as tf
@@ -155,6 +158,99 @@ class KerasSignMomentum(keras.optimizers.Optimizer):
 
   def get_config(self):
     return {**super().get_config(), "beta": self.beta}
+
+
+class LazyMomentum(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: m = b*m + g; var -= lr * m; a sparse gradient moves the
+  touched rows only (`_resource_apply_sparse`, by `_resource_scatter_add`)."""
+
+  def __init__(self, learning_rate=0.01, momentum=0.9, name="LazyMomentum",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self._set_hyper("momentum", momentum)
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "m")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    m = self.get_slot(var, "m")
+    b = self._get_hyper("momentum", var.dtype)
+    m_t = m.assign(b * m + grad)
+    return var.assign_sub(self._decayed_lr(var.dtype) * m_t)
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    m = self.get_slot(var, "m")
+    b = self._get_hyper("momentum", var.dtype)
+    m_t = self._resource_scatter_add(m, indices,
+                                     (b - 1) * tf.gather(m, indices) + grad)
+    return self._resource_scatter_add(
+        var, indices, -self._decayed_lr(var.dtype) * tf.gather(m_t, indices))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "momentum": self._serialize_hyperparameter("momentum")}
+
+
+class EntrySignSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: var -= lr * sign(g); a sparse gradient's entries each
+  move their row (its own `_resource_apply_sparse_duplicate_indices`: a
+  repeated index is not summed first)."""
+
+  def __init__(self, learning_rate=0.01, name="EntrySignSGD", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign_sub(self._decayed_lr(var.dtype) * tf.sign(grad))
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    return self._resource_scatter_add(
+        handle, indices, -self._decayed_lr(handle.dtype) * tf.sign(grad))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate")}
+
+
+class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
+  """TF1: acc = decay*acc + g**2; var -= lr * g / sqrt(acc); sparse
+  gradients decay the touched rows' accumulators only. `_apply_sparse`
+  (ref variables) and `_resource_apply_sparse` share the rows' update, as
+  TF1's own classes write it (`tf.compat.v1.scatter_*`)."""
+
+  def __init__(self, learning_rate, decay=0.9, use_locking=False,
+               name="RowDecayAdagrad"):
+    super().__init__(use_locking, name)
+    self._learning_rate, self._decay = learning_rate, decay
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self._get_or_make_slot_with_initializer(
+          var, tf.constant_initializer(0.1), var.shape, var.dtype,
+          "accumulator", self._name)
+
+  def _resource_apply_dense(self, grad, var):
+    acc = self.get_slot(var, "accumulator")
+    acc_t = acc.assign(self._decay * acc + tf.square(grad))
+    return var.assign_sub(self._learning_rate * grad / tf.sqrt(acc_t))
+
+  def _rows_update(self, grad, var, indices):
+    acc = self.get_slot(var, "accumulator")
+    rows = self._decay * tf.gather(acc, indices) + tf.square(grad)
+    acc_t = tf.compat.v1.scatter_update(acc, indices, rows)
+    with tf.control_dependencies([acc_t]):
+      return tf.compat.v1.scatter_sub(
+          var, indices, self._learning_rate * grad / tf.sqrt(rows))
+
+  def _apply_sparse(self, grad, var):
+    return self._rows_update(grad.values, var, grad.indices)
+
+  def _resource_apply_sparse(self, grad, handle, indices):
+    return self._rows_update(grad, handle, indices)
 
 
 # As a user makes a saved model load wherever this module is imported.

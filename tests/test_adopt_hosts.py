@@ -4,9 +4,13 @@ as the class itself does; its arguments, config, slots, checkpoints and
 saved models are the class's. `tf_bridge.adopt` on Keras's JAX backend and
 of a TF1 class under MirroredStrategy (tests/scripts/adopted_elsewhere.py,
 a process per backend: both settings are fixed at process start), and
-`python -m tf_bridge.parity --native ... --arguments`. Ground truth is the
-class itself; each comparison has a mutant (one argument 1 % off) that
-must part from it."""
+`python -m tf_bridge.parity --native ... --arguments`. A model with an
+Embedding (its gradient a `tf.IndexedSlices`) trained by an adopted class
+with a sparse hook of its own, on Keras 3 and on tf_keras's hosts, eagerly
+and on whole batches too, TF Addons' LazyAdam among them
+(tests/scripts/adopted_sparse_addons.py). Ground truth is the class
+itself; each comparison has a mutant (one argument 1 % off) that must part
+from it, and the sparse ones the class given its gradients densified."""
 
 import json
 import os
@@ -15,17 +19,19 @@ import subprocess
 import sys
 import warnings
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
 
 import adopt_fits
+import originals
 import port_classes
 import tf_bridge
 import tf_bridge.legacy
 import tf_bridge.tf_keras
-from tf_bridge import parity
+from tf_bridge import _fused, parity
 
 pytestmark = pytest.mark.xdist_group("adopt_hosts")
 
@@ -329,6 +335,17 @@ def test_adopted_tf1_class_under_mirrored_strategy(on_tensorflow, host):
              for w, i in zip(one, initial)) > 1e-2
 
 
+def test_adopted_lazy_class_under_mirrored_strategy(on_tensorflow):
+  """`adopt(LazyMomentum)` trains the Embedding model under
+  MirroredStrategy over two replicas (the sparse gradient all-reduced) as
+  the class itself does on one device in tf_keras; its mutant parts."""
+  runs = on_tensorflow["sparse strategy"]
+  native = [np.asarray(w) for w in runs["native"]]
+  for got, want in zip(runs["mirrored"], native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(runs["mutant"], native)
+
+
 def _parity(capsys, *arguments):
   """The command's `main` in this process: its exit status, stdout and
   stderr."""
@@ -395,3 +412,176 @@ def test_parity_native_arguments_build_every_run(capsys, tmp_path,
   status, mutant = rows(*chosen)
   assert status == 1
   assert [row["ok"] for row in mutant] == [True, True, False]
+
+
+# Each sparse case: the library the adoption trains in (its adopt), the
+# class, its arguments (`k`: a multiplier of one, 1.01 for the mutant), and
+# the fit: on the arrays (a batch dimension Keras traces as None, the last
+# batch partial: the adoption is given the entries' sum padded to the
+# table's rows), eagerly, or on whole batches (entries as they come).
+LAZY_MOMENTUM = (port_classes.LazyMomentum,
+                 lambda k: dict(learning_rate=0.05, momentum=0.9 * k))
+ROW_DECAY_ADAGRAD = (port_classes.RowDecayAdagrad,
+                     lambda k: dict(learning_rate=0.1, decay=0.9 * k))
+EAGER, WHOLE_BATCHES = dict(run_eagerly=True), dict(whole_batches=True)
+SPARSE_CASES = {
+    "adopt(OptimizerV2 lazy class)": ("keras", *LAZY_MOMENTUM, {}),
+    "adopt(OptimizerV2 lazy class), eager": ("keras", *LAZY_MOMENTUM, EAGER),
+    "adopt(OptimizerV2 lazy class), whole batches": (
+        "keras", *LAZY_MOMENTUM, WHOLE_BATCHES),
+    "adopt(TF1 class)": ("keras", *ROW_DECAY_ADAGRAD, {}),
+    "legacy.adopt(OptimizerV2 lazy class)": ("legacy", *LAZY_MOMENTUM, {}),
+    "legacy.adopt(OptimizerV2 lazy class), eager": (
+        "legacy", *LAZY_MOMENTUM, EAGER),
+    # tf_keras 2.11+ sums repeated indices itself, into a number of entries
+    # known only when the step runs (eagerly, a number each step).
+    "tf_keras.adopt(TF1 class)": ("tf_keras", *ROW_DECAY_ADAGRAD, {}),
+    "tf_keras.adopt(TF1 class), eager": (
+        "tf_keras", *ROW_DECAY_ADAGRAD, EAGER),
+}
+LIBRARIES = {"keras": (keras, tf_bridge.adopt),
+             "legacy": (tf_keras, tf_bridge.legacy.adopt),
+             "tf_keras": (tf_keras, tf_bridge.tf_keras.adopt)}
+
+
+@pytest.fixture(scope="module")
+def sparse_adopted():
+  return {(host, cls): LIBRARIES[host][1](cls)
+          for host, cls, _, _ in SPARSE_CASES.values()}
+
+
+def _sparse_weights(library, make, run_eagerly=False, whole_batches=False,
+                    epochs=2):
+  return adopt_fits.sparse_fit(
+      adopt_fits.sparse_model_of(library, make, run_eagerly),
+      epochs=epochs, whole_batches=whole_batches)
+
+
+@pytest.fixture(scope="module")
+def sparse_fits(sparse_adopted):
+  """Per case: the class's weights after the fit in tf_keras, the
+  adoption's, the mutant's, and the class's given its sparse gradients
+  densified (what an adoption computed before it ran the sparse hook)."""
+  runs = {}
+  for name, (host, cls, arguments, options) in SPARSE_CASES.items():
+    adoption = sparse_adopted[host, cls]
+    library = LIBRARIES[host][0]
+    data = dict(whole_batches=options.get("whole_batches", False))
+    runs[name] = (
+        _sparse_weights(tf_keras, lambda: cls(**arguments(1.0)), **data),  # pylint: disable=cell-var-from-loop
+        _sparse_weights(library, lambda: adoption(**arguments(1.0)),  # pylint: disable=cell-var-from-loop
+                        **options),
+        _sparse_weights(library, lambda: adoption(**arguments(1.01)),  # pylint: disable=cell-var-from-loop
+                        **options),
+        _sparse_weights(tf_keras, lambda: adopt_fits.densifying(cls)(  # pylint: disable=cell-var-from-loop
+            **arguments(1.0)), **data))  # pylint: disable=cell-var-from-loop
+  return runs
+
+
+@pytest.mark.parametrize("name", SPARSE_CASES)
+def test_adopted_class_runs_its_sparse_hook_in_fit(sparse_fits, name):
+  """The class's own sparse hook runs on the Embedding's gradient: the
+  adoption ends where the class ends in tf_keras's `fit`; its mutant and
+  the class given the gradients densified part from it."""
+  native, adoption, mutant, densified = sparse_fits[name]
+  for got, want in zip(adoption, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(mutant, native)
+  assert not _within(densified, native)
+  _, _, initial = adopt_fits.sparse_data()
+  assert max(float(np.max(np.abs(w - i)))
+             for w, i in zip(native, initial)) > 1e-2
+
+
+def test_numbers_of_entries_past_those_kept_are_summed_and_padded(
+    sparse_adopted, sparse_fits, monkeypatch):
+  """Eagerly, each number of entries converts the class again; past
+  `_LENGTHS_KEPT` of them per variable (here 1: the partial batch's is
+  the second) the entries are summed and padded, with the same numbers."""
+  monkeypatch.setattr(_fused, "_LENGTHS_KEPT", 1)
+  adoption = sparse_adopted["keras", port_classes.LazyMomentum]
+  optimizer = adoption(0.05, 0.9)
+  weights = _sparse_weights(keras, lambda: optimizer, run_eagerly=True)
+  native = sparse_fits["adopt(OptimizerV2 lazy class), eager"][0]
+  for got, want in zip(weights, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  seen = optimizer._fused._entry_lengths  # pylint: disable=protected-access
+  assert list(seen.values()) == [{adopt_fits.BATCH * adopt_fits.IDS}]
+
+
+def test_a_class_taking_repeated_indices_as_they_come(recwarn):
+  """`EntrySignSGD` moves a row by each entry (its own
+  `_resource_apply_sparse_duplicate_indices`): given the entries as they
+  come (eagerly) its adoption ends where it does, its mutant does not; of a
+  number unknown where the step is traced (Keras 3 on arrays), they cannot
+  be summed and padded, so they are densified with a warning naming the
+  variable: the class's dense hook runs, as the class given them
+  densified."""
+  cls = port_classes.EntrySignSGD
+  adoption = tf_bridge.adopt(cls)
+  native = _sparse_weights(tf_keras, lambda: cls(0.01))
+  eager = _sparse_weights(keras, lambda: adoption(0.01), run_eagerly=True)
+  mutant = _sparse_weights(keras, lambda: adoption(0.0101), run_eagerly=True)
+  for got, want in zip(eager, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(mutant, native)
+  assert not [w for w in recwarn if "sparse gradient" in str(w.message)]
+  with pytest.warns(UserWarning, match=(
+      r"The sparse gradient of \S*embeddings:0 has a number of entries "
+      r"unknown where the step is traced .* the gradient is densified")):
+    traced = _sparse_weights(keras, lambda: adoption(0.01))
+  densified = _sparse_weights(tf_keras,
+                              lambda: adopt_fits.densifying(cls)(0.01))
+  for got, want in zip(traced, densified):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(traced, native)
+
+
+def test_model_saved_after_a_sparse_fit_loads_and_continues(sparse_adopted,
+                                                            tmp_path):
+  """`model.save` of a Keras 3 model after a sparse fit with an adoption:
+  `load_model` gives the adopted class with the same variables, and one
+  more epoch of each ends at the same weights."""
+  adoption = sparse_adopted["keras", port_classes.LazyMomentum]
+  written = adopt_fits.sparse_model_of(keras, lambda: adoption(0.05, 0.9))
+  adopt_fits.sparse_fit(written)
+  written.save(tmp_path / "model.keras")
+  loaded = keras.models.load_model(tmp_path / "model.keras")
+  assert type(loaded.optimizer) is adoption
+  assert len(loaded.optimizer.variables) == len(written.optimizer.variables)
+  for got, want in zip(loaded.optimizer.variables,
+                       written.optimizer.variables):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  for got, want in zip(adopt_fits.sparse_fit(loaded, epochs=1),
+                       adopt_fits.sparse_fit(written, epochs=1)):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+@pytest.fixture(scope="module")
+def lazy_adam(tmp_path_factory):
+  return originals.run("adopted_sparse_addons.py",
+                       str(tmp_path_factory.mktemp("lazy_adam")))
+
+
+@pytest.mark.parametrize("run,native", [
+    ("keras", "native"), ("keras eager", "native"),
+    ("keras whole batches", "native whole batches"), ("legacy", "native")])
+def test_adopted_tf_addons_lazy_adam_trains_as_lazy_adam(lazy_adam, run,
+                                                          native):
+  """TF Addons' LazyAdam adopted on Keras 3 (on the arrays, eagerly, on
+  whole batches) and on OptimizerV2 ends where LazyAdam itself ends in
+  tf_keras's `fit`; LazyAdam given its gradients densified (Adam's step)
+  parts from it, as the mutants do."""
+  for got, want in zip(lazy_adam[run], lazy_adam[native]):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(lazy_adam["densified"], lazy_adam["native"])
+  for mutant in ("keras mutant", "legacy mutant"):
+    assert not _within(lazy_adam[mutant], lazy_adam["native"])
+
+
+def test_adopted_lazy_adam_model_saved_and_loaded(lazy_adam):
+  loaded = lazy_adam["loaded"]
+  assert (loaded["class"], loaded["adopted"]) == ("LazyAdam", True)
+  assert loaded["variables"] and all(loaded["variables"])
+  for got, want in zip(loaded["continued"], loaded["written continued"]):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)

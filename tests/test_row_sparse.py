@@ -331,6 +331,21 @@ def test_row_sparse_errors_name_the_path():
     jaxopt_port.with_row_sparse_gradients(optax.sgd(0.1), "lazy")
 
 
+def test_a_transform_declares_a_static_length_mode():
+  """`declare_sparse_mode` (a port's): the mode `sparse_mode` then reads;
+  None declares nothing; the modes of `with_row_sparse_gradients` are
+  refused, naming the ones it takes."""
+  from jaxopt_port import _row_sparse  # pylint: disable=import-outside-toplevel
+  transform = optax.sgd(0.1)
+  assert _row_sparse.declare_sparse_mode(transform, None) is transform
+  assert jaxopt_port.sparse_mode(transform) is None
+  assert _row_sparse.declare_sparse_mode(transform, "entries") is transform
+  assert jaxopt_port.sparse_mode(transform) == "entries"
+  with pytest.raises(ValueError, match=r"mode must be one of \('entries', "
+                     r"'summed_entries'\), got 'rows'"):
+    _row_sparse.declare_sparse_mode(optax.sgd(0.1), "rows")
+
+
 def test_any_transform_can_take_rows():
   """`with_row_sparse_gradients(tx, "rows")` makes an optax transform whose
   update is row by row take RowSparse gradients; None gradients, dense

@@ -20,6 +20,7 @@ import numpy as np
 import optax
 import tensorflow as tf
 
+from jaxopt_port import _row_sparse
 from tf_bridge import _arguments, _hosts, _port
 
 
@@ -114,7 +115,10 @@ def _fed(transform: optax.GradientTransformationExtraArgs,
         updates, state._replace(variables=full), params, **extra_args)
     return updates, without(state)
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  # Sparse gradients reach the port as they reach this.
+  return _row_sparse.declare_sparse_mode(
+      optax.GradientTransformationExtraArgs(init_fn, update_fn),
+      _row_sparse.sparse_mode(transform))
 
 
 def kept_hyperparameters(cls: type) -> tuple[str, ...]:
@@ -252,6 +256,20 @@ def adopt(cls: type) -> type:
   elsewhere (a TF1 class's Python float) steps at its own.
   `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt` adopt it on
   tf_keras's hosts.
+
+  A sparse gradient (`tf.IndexedSlices`, an `Embedding`'s) goes through
+  `cls`'s own sparse hook, on every host. Its entries reach the hook as they
+  come where their number is known when the step is traced (whole batches,
+  eager steps: the class is converted for each number; eagerly, a
+  variable's numbers past its fourth go as next). Where it is not (a batch
+  dimension traced as None: Keras 3's `fit` on arrays, a partial last
+  batch), a class whose base sums repeated indices before its sparse hook
+  gets their sum as an entry per row of the table, an untouched row's
+  padding (index past the last row, zero values): the same gradient to the
+  hook, at a dense step's cost. One that takes them as they come (its own
+  `_resource_apply_sparse_duplicate_indices`, a Keras 3 class) gets the
+  gradient densified, with a warning: a number of entries unknown in
+  advance cannot be padded for it. (Keras on JAX densifies them.)
   """
   from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer  # pylint: disable=import-outside-toplevel
   return adopted(cls, Keras3Optimizer, keras_optimizer)

@@ -34,7 +34,8 @@ _SHARED_STEPS_KEPT = 16
 
 def compiled_step(step: Callable[..., Any], layout: StateLayout,
                   sparse: tuple[bool, ...], inputs: Sequence[Any],
-                  shareable: bool = True) -> tuple[Any, Any, Any]:
+                  shareable: bool = True, static_lengths: bool = False
+                  ) -> tuple[Any, Any, Any]:
   """(converted step, compiled apply, its eager caller: see
   `_compile_apply`) of the JAX `step` (`FusedTransform`'s, the stored
   leaves in the layout's leaf order), another instance's of the same
@@ -47,9 +48,13 @@ def compiled_step(step: Callable[..., Any], layout: StateLayout,
   instance's Python (whose hyperparameters may change later). A sparse
   step's gradient length is symbolic, so jax2tf traces it again for each
   new length (jax2tf's symbols are not the jaxpr's): the caller hands a
-  step that keeps its hyperparameters as they are now."""
+  step that keeps its hyperparameters as they are now. With
+  `static_lengths`, the sparse gradients' lengths are the inputs' (a step
+  converted for each, as a dense one)."""
+  symbolic = any(sparse) and not static_lengths
   polymorphic = _polymorphic_shapes(
-      sparse, [layout.param_specs[k].shape[1:] for k in layout.keys])
+      sparse, [layout.param_specs[k].shape[1:] for k in layout.keys]
+  ) if symbolic else None
   step = _in_stored_order(step, layout.stored_order)
 
   def compiled(step):
@@ -61,7 +66,7 @@ def compiled_step(step: Callable[..., Any], layout: StateLayout,
   if not shareable:
     return compiled(step)
   with precision(layout.float64):
-    if any(sparse):
+    if symbolic:
       closed = jax.make_jaxpr(step)(*_symbolic_specs(inputs, polymorphic))
     else:
       closed, shapes = jax.make_jaxpr(step, return_shape=True)(
@@ -76,10 +81,11 @@ def compiled_step(step: Callable[..., Any], layout: StateLayout,
 
 
 def converted(step: Callable[..., Any], layout: StateLayout,
-              sparse: tuple[bool, ...]) -> Any:
+              sparse: tuple[bool, ...], static_lengths: bool = False) -> Any:
   """The JAX `step` over `layout`'s variables as a `tf.function`, not
-  shared (the stored leaves in the layout's leaf order)."""
-  return _convert(step, _polymorphic_shapes(
+  shared (the stored leaves in the layout's leaf order; `static_lengths`:
+  see `compiled_step`)."""
+  return _convert(step, None if static_lengths else _polymorphic_shapes(
       sparse, [layout.param_specs[k].shape[1:] for k in layout.keys]))
 
 

@@ -54,8 +54,8 @@ dropped when they change.
   @functools.cached_property
   def sparse_rows(self) -> str | None:
     """How the transform takes a sparse gradient (`jaxopt_port.sparse_mode`:
-    "rows", "params", "touched" or "dense"), or None: the bridge densifies
-    it."""
+    "rows", "params", "touched" or "dense"; a port's "entries" or
+    "summed_entries"), or None: the bridge densifies it."""
     return jaxopt_port.sparse_mode(self._algorithm(0.001))
 
   def argument(self, name: str) -> Any:

@@ -45,7 +45,6 @@ def apply(fused: Any, distribution: Any, groups: Sequence[Sequence[int]],
   factored moments, on another server) goes in as its value, read before
   any call, and is assigned after the calls."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  from tf_bridge._fused import step_gradients  # pylint: disable=import-outside-toplevel
   present = tuple(g is not None for g in grads)
   _check_separable(fused, present, decay, variables)
   stored = [leaf for leaf in fused.layout.leaves if leaf.stored]
@@ -69,12 +68,11 @@ def apply(fused: Any, distribution: Any, groups: Sequence[Sequence[int]],
     def update_on_device(_, variables, grads, local_variables, remote_values,
                          rate, group=group, sub_layout=sub_layout,
                          local=local):
-      grads, row_indices, sparse = step_gradients(grads, variables,
-                                                  fused.sparse_rows)
+      grads, row_indices, sparse = fused.step_gradients(grads, variables)
       apply_group = _compiled_group(
           fused, group, sub_layout, local, tuple(present[i] for i in group),
           sparse, None if decay is None else tuple(decay[i] for i in group),
-          [variables])
+          [variables], fused.entry_lengths(row_indices))
       # The strategy colocates with the group's first variable; outside a
       # strategy nothing else puts the call on the variables' device.
       with tf.device(variables[0].device):
@@ -126,22 +124,23 @@ def _group_layout(fused: Any, group: Sequence[int], stored: Sequence[Any]
 
 
 def _compiled_group(fused, group, sub_layout, local, present, sparse, decay,
-                    inputs):
+                    inputs, lengths=None):
   """The step of one device's variables as a `tf.function(jit_compile=
   True)`, cached on `fused`: `apply(handles, grads, local_handles,
   remote_values, learning_rate, row_indices, iterations)` reads the
   variables and their state on this device (`local`: per stored leaf),
   runs the step with the other leaves' values, assigns the variables and
-  their local state, and returns `[done, *the other leaves' new values]`."""
+  their local state, and returns `[done, *the other leaves' new values]`.
+  `lengths`: the sparse gradients' static lengths (`entry_lengths`)."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  key = ("tf-device", tuple(group), local, present, sparse, decay,
+  key = ("tf-device", tuple(group), local, present, sparse, lengths, decay,
          fused.runtime_names)
   if key in fused._steps:  # pylint: disable=protected-access
     return fused._steps[key]  # pylint: disable=protected-access
   source = fused._snapshot() if any(sparse) else fused  # pylint: disable=protected-access
   converted = _compiled.converted(
       source._jax_step(present, sparse, decay, sub_layout),  # pylint: disable=protected-access
-      sub_layout, sparse)
+      sub_layout, sparse, static_lengths=lengths is not None)
   stored = [leaf for leaf in sub_layout.leaves if leaf.stored]
   dtypes = [v.dtype for v in inputs[0]] + [
       leaf.value.dtype for leaf, is_local in zip(stored, local) if is_local]

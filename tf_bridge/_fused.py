@@ -9,6 +9,7 @@ single `XlaCallModule` op, converted, compiled and shared by `_compiled`.
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Sequence
 
 import jax
@@ -33,6 +34,9 @@ class FusedTransform(ConfiguredTransform):
     super().__init__(*args, **kwargs)
     # The state's layout, set by `initial_state`.
     self.layout: StateLayout | None = None
+    # Per variable, the numbers of entries its sparse gradients took as they
+    # came, for a transform traced for each (`step_gradients`).
+    self._entry_lengths: dict[Any, set[int]] = {}
 
   @property
   def keys(self) -> list[str]:
@@ -159,8 +163,7 @@ class FusedTransform(ConfiguredTransform):
                        for i in self.layout.stored_order]
 
     def update_on_device(_, variables, grads, state_variables, learning_rate):
-      grads, row_indices, sparse = step_gradients(grads, variables,
-                                                  self.sparse_rows)
+      grads, row_indices, sparse = self.step_gradients(grads, variables)
       inputs = (list(variables), grads, list(state_variables), learning_rate,
                 row_indices, iterations)
       if not all(map(_compiled.is_resource, [*variables, *state_variables])):
@@ -178,6 +181,23 @@ class FusedTransform(ConfiguredTransform):
             update_on_device),
         args=(list(variables), list(grads), list(state_variables),
               self.rate_inputs(learning_rate, iterations)), group=True)
+
+  def step_gradients(self, grads: Sequence[Any], variables: Sequence[Any]
+                     ) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
+    """`step_gradients` in this transform's sparse mode, with the numbers
+    of entries each variable's sparse gradients took as they came."""
+    return step_gradients(grads, variables, self.sparse_rows,
+                          self._entry_lengths)
+
+  def entry_lengths(self, row_indices: Sequence[Any]
+                    ) -> tuple[int, ...] | None:
+    """The sparse gradients' numbers of entries, static, for a transform
+    traced for each (`jaxopt_port.sparse_mode` in
+    `STATIC_LENGTH_MODES`: a port's, which runs its class's own sparse
+    hook), else None (the step's gradient length is symbolic)."""
+    if self.sparse_rows not in _row_sparse.STATIC_LENGTH_MODES:
+      return None
+    return tuple(int(indices.shape[0]) for indices in row_indices)
 
   def compiled_apply(self, present: tuple[bool, ...],
                      sparse: tuple[bool, ...],
@@ -223,14 +243,18 @@ class FusedTransform(ConfiguredTransform):
     is now (`_snapshot`): jax2tf traces it again for each new gradient
     length. A transform running another bridged optimizer's transform (a
     factory argument, as TFA's Lookahead takes) reads that optimizer's
-    hyperparameters as they are then, so its sparse step is not shared."""
-    key = ("tf", present, sparse, decay, self.runtime_names)
+    hyperparameters as they are then, so its sparse step is not shared.
+    A transform traced per number of entries (`entry_lengths`) has a step
+    for each."""
+    lengths = self.entry_lengths(inputs[4])
+    key = ("tf", present, sparse, lengths, decay, self.runtime_names)
     if key not in self._steps:
       source = self._snapshot() if any(sparse) else self
       self._steps[key] = _compiled.compiled_step(
           source._jax_step(present, sparse, decay), self.layout, sparse,  # pylint: disable=protected-access
           inputs, shareable=not (any(sparse) and any(
-              map(is_bridged, self._arguments.values()))))
+              map(is_bridged, self._arguments.values()))),
+          static_lengths=lengths is not None)
     return self._steps[key]
 
   def _snapshot(self) -> FusedTransform:
@@ -320,28 +344,50 @@ class FusedTransform(ConfiguredTransform):
     return step
 
 
+# How many numbers of entries a transform traced for each is traced for,
+# per variable, before the others are summed and padded (`step_gradients`).
+_LENGTHS_KEPT = 4
+
+
 def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
-                   sparse_rows: str | None) -> tuple[list[Any], list[Any],
-                                                     tuple[bool, ...]]:
+                   sparse_rows: str | None,
+                   lengths_seen: dict[Any, set[int]] | None = None
+                   ) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
   """The fused step's gradients, in the variables' dtypes.
 
   A `tf.IndexedSlices` stays sparse (its values, and its indices as int32
   in the returned `row_indices`) for a transform that takes row-sparse
   gradients as "rows", "params" or "touched"; otherwise it is densified,
-  duplicate indices summed. None becomes zeros. Returns the gradients, the row
-  indices and which variables are sparse.
+  duplicate indices summed. None becomes zeros.
+
+  A transform traced for each number of entries ("entries",
+  "summed_entries": a port's, which runs its class's own sparse hook on
+  them) gets a static number (`_static_entries`). `lengths_seen`: per
+  variable, the numbers it took as they came (updated here).
+
+  Returns the gradients, the row indices and which variables are sparse.
   """
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   by_rows = sparse_rows in _row_sparse.SPARSE_INPUT_MODES
+  by_entries = sparse_rows in _row_sparse.STATIC_LENGTH_MODES
   step, row_indices, sparse = [], [], []
   for grad, variable in zip(grads, variables):
     # Not read (a read op per variable costs graph building time).
     dtype, shape = tf.as_dtype(variable.dtype).base_dtype, variable.shape
     if isinstance(grad, tf.IndexedSlices):
       refuse_sparse(sparse_rows, variable)
+    entries = None
+    if by_entries and isinstance(grad, tf.IndexedSlices):
+      entries = _static_entries(
+          grad, variable, sparse_rows == _row_sparse.SUMMED_ENTRIES,
+          {} if lengths_seen is None else lengths_seen)
     if grad is None:
       step.append(tf.zeros_like(variable))
       sparse.append(False)
+    elif entries is not None:
+      step.append(entries[0])
+      row_indices.append(entries[1])
+      sparse.append(True)
     elif by_rows and isinstance(grad, tf.IndexedSlices):
       step.append(tf.ensure_shape(tf.cast(grad.values, dtype),
                                   [None, *shape[1:]]))
@@ -353,6 +399,65 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
                                   shape))
       sparse.append(False)
   return step, row_indices, tuple(sparse)
+
+
+def _static_entries(grad: Any, variable: Any, summed: bool,
+                    lengths_seen: dict[Any, set[int]]
+                    ) -> tuple[Any, Any] | None:
+  """A sparse gradient's values and int32 indices, of a number of entries
+  known where the step is traced, for a transform traced for each number
+  (one conversion of its class per number), or None: densify it.
+
+  Where the number is static (batches of one shape in a `tf.function`, an
+  eager step), the entries as they come; a transform that sums repeated
+  indices itself (`summed`) takes at most `_LENGTHS_KEPT` numbers per
+  variable so (eagerly, tf_keras 2.11+'s summed entries come in a number
+  of their own each step), and the others as an unknown number. Where it
+  is unknown (a batch dimension traced as None: Keras 3's `fit` on arrays,
+  Keras relaxing one after a batch of another size; tf_keras 2.11+'s
+  summed entries in a `tf.function`), a `summed` transform gets their sum
+  (`tf.math.unsorted_segment_sum`, as its class's API sums them) as an
+  entry per row of the table: a touched row's own, the others padding
+  (index `num_rows`, zero values; its class's scatters drop them). The
+  same gradient to it, at the cost of a dense step. One that takes them as
+  they come cannot be padded to a number known in advance: its gradient is
+  densified (its class's dense hook runs), with a warning."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  dtype, shape = tf.as_dtype(variable.dtype).base_dtype, variable.shape
+  values, indices = tf.cast(grad.values, dtype), tf.cast(grad.indices,
+                                                         tf.int32)
+  length = tf.compat.dimension_value(values.shape[0])
+  if length is None:
+    length = tf.compat.dimension_value(indices.shape[0])
+  name = getattr(variable, "name", "a variable")
+  seen = lengths_seen.setdefault(name, set())
+  if length is not None and (length in seen or len(seen) < _LENGTHS_KEPT
+                             or not summed):
+    seen.add(length)
+    return (tf.ensure_shape(values, [length, *shape[1:]]),
+            tf.ensure_shape(indices, [length]))
+  if not summed:
+    warnings.warn(
+        f"The sparse gradient of {name} has a number of entries unknown "
+        "where the step is traced (a batch dimension traced as None: "
+        "Keras 3's fit on arrays, or after a batch of another size), and "
+        "the optimizer's sparse hook takes repeated indices as they come "
+        "(its class overrides _resource_apply_sparse_duplicate_indices or "
+        "_deduplicate_sparse_grad, or is a Keras 3 class), so their sum "
+        "padded to the table's rows would be another gradient to it: the "
+        "gradient is densified and the class's dense hook runs. Batches of "
+        "one shape (a dataset batched with drop_remainder=True) or eager "
+        "steps keep it sparse.", stacklevel=2)
+    return None
+  # Row r's entry is the sum of its values if it was touched, else padding:
+  # static shapes, which XLA compiles (a `tf.unique` of the rows would not).
+  num_rows = int(shape[0])
+  touched = tf.math.unsorted_segment_max(
+      tf.ones_like(indices), indices, num_rows) > 0
+  rows = tf.where(touched, tf.range(num_rows), num_rows)
+  return (tf.ensure_shape(tf.math.unsorted_segment_sum(values, indices,
+                                                       num_rows),
+                          [num_rows, *shape[1:]]), rows)
 
 
 def refuse_sparse(sparse_rows: str | None, variable: Any) -> None:

@@ -3,7 +3,8 @@
 A host copies a user's optimizer object (the port never touches the user's
 own), makes variables of its kind, builds the optimizer's state on them, runs
 one `apply_gradients` and says which of the optimizer's variables are the
-slots of which variable and which is its iteration count.
+slots of which variable and which is its iteration count, and whether the
+optimizer sums a sparse gradient's repeated indices before its sparse hook.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import tensorflow as tf
 @dataclasses.dataclass(frozen=True)
 class Host:
   """One optimizer API. `hooks`: the methods a class of it overrides to
-  define its algorithm (refusals name the one that made an op)."""
+  define its algorithm (refusals name the one that made an op).
+  `sums_repeated_indices(optimizer)`: whether its sparse hook gets a
+  `tf.IndexedSlices`' repeated indices summed (by its API's own step)."""
   api: str
   hooks: tuple[str, ...]
   variable: Callable[[np.ndarray, str], Any]
@@ -28,6 +31,7 @@ class Host:
   apply: Callable[[Any, list, list, Any], None]
   iterations: Callable[[Any, Any], Any]
   slots: Callable[[Any, list], dict[str, list]]
+  sums_repeated_indices: Callable[[Any], bool]
 
 
 def _keras_variable(value: np.ndarray, name: str) -> Any:
@@ -131,6 +135,23 @@ def _global_step(optimizer, global_step):
   return global_step
 
 
+def _keeps_base_method(name: str) -> Callable[[Any], bool]:
+  """Whether an optimizer runs its API's own method `name` (its class does
+  not override it)."""
+
+  def keeps(optimizer: Any) -> bool:
+    base = next(base for base, _ in _bases() if isinstance(optimizer, base))
+    return getattr(type(optimizer), name) is getattr(base, name)
+  return keeps
+
+
+# OptimizerV2 and TF1 sum them in `_resource_apply_sparse_duplicate_indices`
+# (a class overriding it gets them as they come), tf_keras 2.11+ in
+# `apply_gradients` (`_deduplicate_sparse_grad`); Keras 3 never does.
+_SUMS_BEFORE_SPARSE_HOOK = _keeps_base_method(
+    "_resource_apply_sparse_duplicate_indices")
+
+
 _V2_HOOKS = ("_resource_apply_dense", "_resource_apply_sparse",
              "_resource_apply_sparse_duplicate_indices", "_prepare_local",
              "_prepare", "_create_slots", "_create_all_weights",
@@ -144,15 +165,19 @@ _NEW_HOOKS = ("update_step", "_update_step", "_update_step_xla", "build",
               "_apply_weight_decay")
 
 OPTIMIZER_V2 = Host("OptimizerV2", _V2_HOOKS, _tf_variable, _v2_build,
-                    _keras_apply, _own_iterations, _slots_by_get_slot)
+                    _keras_apply, _own_iterations, _slots_by_get_slot,
+                    _SUMS_BEFORE_SPARSE_HOOK)
 TF1 = Host("tf.compat.v1.train.Optimizer", _TF1_HOOKS, _tf_variable,
-           _tf1_build, _tf1_apply, _global_step, _slots_by_get_slot)
+           _tf1_build, _tf1_apply, _global_step, _slots_by_get_slot,
+           _SUMS_BEFORE_SPARSE_HOOK)
 TF_KERAS = Host("tf_keras.optimizers.Optimizer", _NEW_HOOKS, _tf_variable,
                 lambda optimizer, variables: optimizer.build(variables),
-                _keras_apply, _own_iterations, _slots_by_reference)
+                _keras_apply, _own_iterations, _slots_by_reference,
+                _keeps_base_method("_deduplicate_sparse_grad"))
 KERAS3 = Host("keras.optimizers.Optimizer", _NEW_HOOKS, _keras_variable,
               lambda optimizer, variables: optimizer.build(variables),
-              _keras_apply, _own_iterations, _slots_by_reference)
+              _keras_apply, _own_iterations, _slots_by_reference,
+              lambda optimizer: False)
 
 
 def _bases() -> list[tuple[type, Host]]:

@@ -506,6 +506,10 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   scatters compute on the touched rows, so a lazy class moves only those.
   The update of such a leaf is dense. Its entries outside the table
   (padding) read as NaN where gathered and are dropped where scattered.
+  The transform declares it (`jaxopt_port.sparse_mode`): "summed_entries"
+  where the class's API sums repeated indices before its sparse hook, else
+  "entries"; the bridged classes (`adopt`) hand it their sparse gradients
+  so (see `tf_bridge.adopt`).
 
   `update` needs `params` (the class's update reads its variables).
   """
@@ -549,7 +553,10 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
         treedef.flatten_up_to(updates), state, leaves, treedef)
     return jax.tree.unflatten(treedef, new_leaves), state
 
-  return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+  return _row_sparse.declare_sparse_mode(
+      optax.GradientTransformationExtraArgs(init_fn, update_fn),
+      _row_sparse.SUMMED_ENTRIES if host.sums_repeated_indices(optimizer)
+      else _row_sparse.ENTRIES)
 
 
 

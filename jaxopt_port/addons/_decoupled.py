@@ -103,7 +103,8 @@ def decoupled_weight_decay(factory: Callable[..., optax.GradientTransformation]
       return jax.tree.map(jnp.add, decay, updates), state
 
     transform = optax.GradientTransformationExtraArgs(inner.init, update_fn)
-    if inner_mode is None:
+    if inner_mode is None or inner_mode in _row_sparse.STATIC_LENGTH_MODES:
+      # A port's sparse hook is its class's; the decay is not: densified.
       return transform
     # The decay is row by row: on a lazy inner transform the touched rows
     # alone run; otherwise the step is told which rows to decay.

@@ -9,7 +9,10 @@ tests/test_adopt_hosts.py. `python adopted_elsewhere.py BACKEND [MODEL...]`:
   the TF1 class `AdagradDecay` under `tf.distribute.MirroredStrategy` over
   two logical CPUs and on one, in Keras 3 (`tf_bridge.adopt`) and in
   tf_keras (`tf_bridge.legacy.adopt`), and a mutant of each under the
-  strategy; then each MODEL (a tf_keras model saved with an adopted
+  strategy; the adoption of the lazy OptimizerV2 class `LazyMomentum`
+  training a model with an Embedding (a sparse gradient, all-reduced over
+  the replicas) under the strategy, its mutant (momentum 1 % off), and the
+  class itself on one device in tf_keras; then each MODEL (a tf_keras model saved with an adopted
   optimizer) loaded by `tf_keras.models.load_model` in this fresh process,
   once the hosts have adopted its class.
 
@@ -35,6 +38,7 @@ import keras  # pylint: disable=wrong-import-position
 import numpy as np  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
 
+import adopt_fits  # pylint: disable=wrong-import-position
 import port_classes  # pylint: disable=wrong-import-position
 from adopt_fits import trained  # pylint: disable=wrong-import-position
 import tf_bridge  # pylint: disable=wrong-import-position
@@ -52,10 +56,9 @@ def backend_runs():
           "mutant": trained(keras, lambda: adopted(**mutant))}
 
 
-def strategy_runs():
+def strategy_runs(mirrored):
   """The TF1 class adopted on Keras 3 and on tf_keras's OptimizerV2, on
   two replicas, on one, and its mutant (decay rate 1 % off) on two."""
-  mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
   mutant = {**ADAGRAD, "accumulator_decay_rate": 0.9 * 1.01}
   runs = {"replicas": mirrored.num_replicas_in_sync}
   for name, library, adopt in (
@@ -67,6 +70,20 @@ def strategy_runs():
         "one": trained(library, lambda: adopted(**ADAGRAD)),  # pylint: disable=cell-var-from-loop
         "mutant": trained(library, lambda: adopted(**mutant), mirrored)}  # pylint: disable=cell-var-from-loop
   return runs
+
+
+def sparse_strategy_runs(mirrored):
+  adopted = tf_bridge.adopt(port_classes.LazyMomentum)
+
+  def weights(library, make, strategy=None):
+    return [w.tolist() for w in adopt_fits.sparse_fit(
+        adopt_fits.sparse_model_of(library, make, strategy=strategy))]
+  return {"native": weights(tf_keras, lambda: port_classes.LazyMomentum(
+      **MOMENTUM)),
+          "mirrored": weights(keras, lambda: adopted(**MOMENTUM), mirrored),
+          "mutant": weights(keras, lambda: adopted(
+              **{**MOMENTUM, "momentum": MOMENTUM["momentum"] * 1.01}),
+                            mirrored)}
 
 
 def loaded(paths):
@@ -95,7 +112,11 @@ def main():
   if sys.argv[1] == "tensorflow":
     results["native"] = trained(
         tf_keras, lambda: port_classes.CenteredMomentumSGD(**MOMENTUM))
-    results["strategies"] = strategy_runs()
+    # One strategy: a second one's collective ops would take the first's
+    # instance keys, with other shapes.
+    mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    results["strategies"] = strategy_runs(mirrored)
+    results["sparse strategy"] = sparse_strategy_runs(mirrored)
     results["loaded"] = loaded(sys.argv[2:])
   results.update(backend_runs())
   results["backend"] = keras.backend.backend()

@@ -37,7 +37,8 @@ def adopt(cls: type) -> type:
   variables, checkpointed under their names, read by every step
   (`optimizer.momentum = 0.5` reaches a traced step). OptimizerV2's
   learning rate (a float, a schedule), decayed, is fed to the class's
-  `learning_rate` variable at every step.
+  `learning_rate` variable at every step. Sparse gradients go through the
+  class's own sparse hook, as `tf_bridge.adopt` says.
   """
   return adopted(cls, LegacyOptimizer, keras_optimizer,
                  mixins=(_BuiltAsConstructed,),

@@ -22,6 +22,10 @@ def adopt(cls: type) -> type:
   applied by tf_keras as for the class itself); `get_config` returns them;
   its slots are named as `cls` names them. tf_keras's learning rate (a
   float, a schedule) is fed to the class's `learning_rate` variable at
-  every step.
+  every step. Sparse gradients go through the class's own sparse hook, as
+  `tf_bridge.adopt` says: tf_keras sums their repeated indices first, into
+  a number of entries known only when the step runs, so a class whose base
+  sums them too gets that sum as an entry per row of the table (padding
+  where untouched).
   """
   return adopted(cls, TfKerasOptimizer, keras_optimizer)
