@@ -83,29 +83,30 @@ def check_gradients(class_name: str, grads: Sequence[Any],
     if len(grad_shape) != len(shape) or any(
         got is not None and got != want for got, want in zip(grad_shape,
                                                                shape)):
-      raise _gradient_shape_error()(
+      raise _gradient_shape_error(
           f"{label} has shape {grad_shape}, expected {shape} (the variable's "
           "shape).")
   return (tf.control_dependencies(assertions) if assertions
           else contextlib.nullcontext())
 
 
-def _gradient_shape_error() -> type[ValueError]:
+def _gradient_shape_error(message: str) -> ValueError:
   """The error for a gradient of another shape: a ValueError that is also
   the `tf.errors.InvalidArgumentError` native's ops raise for it where
   TensorFlow runs (native raises that eagerly and ValueError while tracing
   a `tf.function`), so a program's `except` of either catches it."""
   tf = sys.modules.get("tensorflow")
-  return ValueError if tf is None else _invalid_argument_value_error(tf)
+  if tf is None:
+    return ValueError(message)
+  return _invalid_argument_value_error(tf)(None, None, message)
 
 
 @functools.cache
 def _invalid_argument_value_error(tf: Any) -> type[ValueError]:
-
-  class GradientShapeError(ValueError, tf.errors.InvalidArgumentError):
-
-    def __init__(self, message: str):
-      tf.errors.InvalidArgumentError.__init__(self, None, None, message)
+  # InvalidArgumentError first: its constructor (which autograph calls
+  # again to re-raise it from a traced function) sets what OpError reads.
+  class GradientShapeError(tf.errors.InvalidArgumentError, ValueError):
+    pass
 
   return GradientShapeError
 
