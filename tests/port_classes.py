@@ -2,7 +2,7 @@
 hook style, for tests/test_port.py: what `tf_bridge.port` is for; and
 classes with sparse hooks of their own (lazy ones, one that takes repeated
 indices as they come) for tests/test_port_sparse.py and
-tests/test_adopt_hosts.py."""
+tests/test_adopt_hosts.py, and one whose rate's argument is `lr`."""
 
 import keras
 import tensorflow as tf
@@ -251,6 +251,32 @@ class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
 
   def _resource_apply_sparse(self, grad, handle, indices):
     return self._rows_update(grad, handle, indices)
+
+
+class LrMomentum(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2 as packages and tutorials of 2019 wrote it: the rate's
+  argument is `lr`, kept as the `learning_rate` hyperparameter (the
+  `kwargs.get("lr", lr)` of keras-radam and AdaBound's ports);
+  m = b*m + g; var -= lr * m."""
+
+  def __init__(self, lr=0.001, momentum=0.9, name="LrMomentum", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", kwargs.get("lr", lr))
+    self._set_hyper("momentum", momentum)
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "m")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    m = self.get_slot(var, "m")
+    m_t = m.assign(self._get_hyper("momentum", var.dtype) * m + grad)
+    return var.assign_sub(self._decayed_lr(var.dtype) * m_t)
+
+  def get_config(self):
+    return {**super().get_config(),
+            "lr": self._serialize_hyperparameter("learning_rate"),
+            "momentum": self._serialize_hyperparameter("momentum")}
 
 
 # As a user makes a saved model load wherever this module is imported.

@@ -12,6 +12,7 @@ and on whole batches too, TF Addons' LazyAdam among them
 itself; each comparison has a mutant (one argument 1 % off) that must part
 from it, and the sparse ones the class given its gradients densified."""
 
+import inspect
 import json
 import os
 import pathlib
@@ -585,3 +586,80 @@ def test_adopted_lazy_adam_model_saved_and_loaded(lazy_adam):
   assert loaded["variables"] and all(loaded["variables"])
   for got, want in zip(loaded["continued"], loaded["written continued"]):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+# A class whose rate's argument is `lr`, kept as its `learning_rate`
+# hyperparameter (packages and tutorials of 2019), adopted on OptimizerV2
+# and on Keras 3.
+LR_LIBRARIES = {"legacy": tf_keras, "keras": keras}
+
+
+@pytest.fixture(scope="module")
+def lr_adopted():
+  return {"legacy": tf_bridge.legacy.adopt(port_classes.LrMomentum),
+          "keras": tf_bridge.adopt(port_classes.LrMomentum)}
+
+
+@pytest.mark.parametrize("rate", ["float", "schedule"])
+@pytest.mark.parametrize("host", LR_LIBRARIES)
+def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
+    lr_adopted, host, rate):
+  """`LrMomentum(lr=...)`'s adoption takes `lr` as the class does (first
+  positionally, or by name), a float or a schedule, as the host's learning
+  rate, and trains as the class itself in tf_keras's `fit`; the rate set
+  between epochs (`optimizer.learning_rate = 0.02`, as a callback sets it)
+  changes the next epoch's steps as it does the class's; a mutant (`lr` 1 %
+  off) parts from it."""
+  cls, adoption = port_classes.LrMomentum, lr_adopted[host]
+  library = LR_LIBRARIES[host]
+
+  def lr(library, k=1.0):
+    if rate == "float":
+      return 0.05 * k
+    return library.optimizers.schedules.ExponentialDecay(0.05 * k, 2, 0.9)
+
+  def trained(library, make):
+    model = adopt_fits.model_of(library, make)
+    adopt_fits.fit(model, epochs=2)
+    if rate == "float":
+      model.optimizer.learning_rate = 0.02
+    return adopt_fits.fit(model, epochs=1)
+
+  native = trained(tf_keras, lambda: cls(lr=lr(tf_keras), momentum=0.8))
+  adopted = trained(library, lambda: adoption(lr(library), 0.8))
+  mutant = trained(library, lambda: adoption(lr=lr(library, 1.01),
+                                             momentum=0.8))
+  for got, want in zip(adopted, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(mutant, native)
+  _, _, initial = adopt_fits.data()
+  assert max(float(np.max(np.abs(w - i)))
+             for w, i in zip(native, initial)) > 1e-2
+
+
+def test_a_class_taking_its_rate_as_lr_keeps_the_name_and_its_config(
+    lr_adopted):
+  """The adoption's constructor names the rate `lr`, first and with the
+  class's default, as the class does; its config holds it as the host's
+  `learning_rate`, at the class's value, and `from_config` takes it back
+  (the class's own config does not come back: OptimizerV2's `from_config`
+  renames its `lr` to `learning_rate`, which its constructor refuses). On
+  OptimizerV2, `optimizer.lr` reads and sets the hyperparameter as it does
+  the class's."""
+  native = port_classes.LrMomentum(lr=0.05, momentum=0.8)
+  with pytest.raises(TypeError, match="learning_rate"):
+    port_classes.LrMomentum.from_config(native.get_config())
+  for adoption in lr_adopted.values():
+    parameters = inspect.signature(adoption).parameters
+    assert list(parameters)[:2] == ["lr", "momentum"]
+    assert parameters["lr"].default == 0.001
+    assert "learning_rate" not in parameters
+    config = adoption(lr=0.05, momentum=0.8).get_config()
+    assert config["learning_rate"] == pytest.approx(native.get_config()["lr"])
+    assert config["momentum"] == pytest.approx(0.8)
+    assert adoption.from_config(config).get_config() == config
+  optimizer = lr_adopted["legacy"](0.05)
+  for handle in (native, optimizer):
+    assert float(handle.lr) == pytest.approx(0.05)
+    handle.lr = 0.02
+    assert float(handle.learning_rate) == pytest.approx(0.02)

@@ -6,11 +6,14 @@ The class's port (`tf_bridge.port`) becomes the factory of a bridged class
 (the host's `keras_optimizer`): its constructor takes the class's own
 arguments, its slots are the class's slots by name, and the host's learning
 rate (a float, a variable callbacks set, a schedule) is fed to every step in
-place of the class's `learning_rate` variable.
+place of the class's `learning_rate` variable. The constructor argument the
+class takes its rate by (`learning_rate`, or another: the `lr` of 2019's
+`_set_hyper("learning_rate", lr)`) is the host's learning rate.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -44,11 +47,62 @@ def _claimed_base_arguments(cls: type, host_arguments: tuple[str, ...]
   """The host's base arguments `cls` declares itself though its own base
   takes none of that name: the class's own (AdaBelief's `weight_decay`,
   added to its step and scaled by its warmed-up rate, is no Keras 3 decay;
-  TF1 RMSProp's `decay` is no OptimizerV2 rate decay)."""
+  TF1 RMSProp's `decay` is no OptimizerV2 rate decay); and the argument it
+  takes its rate by, where that is a base argument's name (OptimizerV2's
+  `lr`, declared by the class: the host's learning rate then)."""
   own_base = set(_generation_base_arguments(cls))
   declared = inspect.signature(cls.__init__).parameters
+  rate = rate_argument(cls)
   return tuple(name for name in host_arguments
-               if name in declared and name not in own_base)
+               if name in declared and (name not in own_base or name == rate))
+
+
+def _declared_parameters(cls: type) -> dict[str, inspect.Parameter]:
+  """The arguments `cls`'s constructor takes by name, less `self`."""
+  parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+  return {p.name: p for p in parameters
+          if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+@functools.cache
+def rate_argument(cls: type) -> str:
+  """The constructor argument `cls` takes its learning rate by:
+  `learning_rate` where it declares one; else the argument its constructor
+  keeps as its rate (an OptimizerV2 class's `_set_hyper("learning_rate",
+  lr)`, a tf_keras 2.11+ or Keras 3 class's `learning_rate`): the one whose
+  default is the rate of `cls()` and whose other value gives that rate; for
+  a TF1 class, which keeps its rate where it likes, one named `lr`.
+  "learning_rate" where none is found (the class steps at its own rate)."""
+  parameters = _declared_parameters(cls)
+  if "learning_rate" in parameters:
+    return "learning_rate"
+  if issubclass(cls, tf.compat.v1.train.Optimizer):
+    return "lr" if "lr" in parameters else "learning_rate"
+  rate = _rate_of(cls, {})
+  for name, parameter in parameters.items():
+    default = parameter.default
+    if (rate is None or not _is_number(default) or isinstance(default, bool)
+        or not np.isclose(default, rate, rtol=1e-6, atol=0)):
+      continue
+    other = 2 * default + 0.01
+    found = _rate_of(cls, {name: other})
+    if found is not None and np.isclose(found, other, rtol=1e-6, atol=0):
+      return name
+  return "learning_rate"
+
+
+def _rate_of(cls: type, arguments: dict[str, Any]) -> float | None:
+  """The learning rate `cls(**arguments)` keeps, as a number (OptimizerV2:
+  its `learning_rate` hyperparameter); None where it keeps none, or none
+  that is a number, or cannot be built so."""
+  try:
+    optimizer = cls(**arguments)
+    hyper = getattr(optimizer, "_hyper", None)
+    rate = (hyper.get("learning_rate") if isinstance(hyper, dict)
+            else optimizer.learning_rate)
+    return float(rate)
+  except Exception:  # pylint: disable=broad-exception-caught
+    return None
 
 
 def _own_parameters(cls: type, host_arguments: tuple[str, ...]
@@ -56,14 +110,11 @@ def _own_parameters(cls: type, host_arguments: tuple[str, ...]
   """The class's constructor arguments, less `self`, `*args`/`**kwargs`,
   `name` and the host's base arguments (the bridged class's base takes
   those) but those the class claims (`_claimed_base_arguments`)."""
-  parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
   taken = {"name", *host_arguments} - set(
       _claimed_base_arguments(cls, host_arguments))
-  own = [p for p in parameters
-         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-         and p.name not in taken]
-  missing = [p.name for p in own if p.default is p.empty and
-             p.name != "learning_rate"]
+  own = [p for p in _declared_parameters(cls).values() if p.name not in taken]
+  rate = rate_argument(cls)
+  missing = [p.name for p in own if p.default is p.empty and p.name != rate]
   if missing:
     raise TypeError(
         f"tf_bridge.adopt needs a default for each of {cls.__name__}'s "
@@ -130,8 +181,8 @@ def kept_hyperparameters(cls: type) -> tuple[str, ...]:
     return ()
   own = {p.name: p for p in _own_parameters(
       cls, _arguments.LEGACY_BASE_ARGUMENTS)}
-  rate = own.get("learning_rate")
-  instance = cls(**({"learning_rate": 0.001} if rate is not None
+  rate = own.get(rate_argument(cls))
+  instance = cls(**({rate.name: 0.001} if rate is not None
                     and rate.default is inspect.Parameter.empty else {}))
   return tuple(name for name in instance._hyper  # pylint: disable=protected-access
                if name in own and name not in ("learning_rate", "decay"))
@@ -144,8 +195,12 @@ def _ported_factory(cls: type, host_arguments: tuple[str, ...]
   constructed)` is one whose class is built with `constructed`'s values of
   the arguments the host feeds at each step (as arrays: OptimizerV2's
   hyperparameter variables), as the class itself is built with the
-  constructor's values and reads its variables at each step."""
-  parameters = _own_parameters(cls, host_arguments)
+  constructor's values and reads its variables at each step. The argument
+  the class takes its rate by is the factory's `learning_rate`, where it
+  stands among the class's arguments: the host feeds its rate there."""
+  rate = rate_argument(cls)
+  parameters = [p.replace(name="learning_rate") if p.name == rate else p
+                for p in _own_parameters(cls, host_arguments)]
   tf1 = issubclass(cls, tf.compat.v1.train.Optimizer)
   rate_default = next((p.default for p in parameters
                        if p.name == "learning_rate"), 0.001)
@@ -166,7 +221,7 @@ def _ported_factory(cls: type, host_arguments: tuple[str, ...]
       if tf1:
         # TF1 keeps its rate as given: a variable makes it one the step
         # reads, so the host's rate can be fed to it.
-        built["learning_rate"] = tf.Variable(
+        built[rate] = tf.Variable(
             learning_rate if _is_number(learning_rate) else rate_default,
             dtype=tf.float32, name="learning_rate")
       ports[key] = _port.port(cls(**built))
@@ -214,9 +269,17 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
         "on one tf_keras host per process (tf_bridge.legacy.adopt or "
         "tf_bridge.tf_keras.adopt), and register your own class under "
         "another name than its module's.")
+  rate = rate_argument(cls)
+  if rate != "learning_rate":
+    # The constructor takes the class's name of the rate (and the host's).
+    options["native_names"] = {rate: "learning_rate"}
   adoption = keras_optimizer(
       _ported_factory(cls, tuple(host._base_arguments)),  # pylint: disable=protected-access
       cls.__name__, module=cls.__module__, **options)
+  if rate != "learning_rate":
+    adoption.__signature__ = adoption.__signature__.replace(parameters=[
+        p.replace(name=rate) if p.name == "learning_rate" else p
+        for p in adoption.__signature__.parameters.values()])
   adoption.adopted_class = cls
   adoption._adopted_on = host.__name__  # pylint: disable=protected-access
   return adoption
@@ -253,7 +316,10 @@ def adopt(cls: type) -> type:
   Keras 3's base arguments; `get_config` returns them; its slots are named
   as `cls` names them. Keras's learning rate is fed to the class's
   `learning_rate` variable at every step; a class that keeps its rate
-  elsewhere (a TF1 class's Python float) steps at its own.
+  elsewhere (a TF1 class's Python float) steps at its own. Where `cls`
+  takes its rate by another name (`lr`, which its constructor keeps by
+  `_set_hyper("learning_rate", lr)`), the constructor takes Keras's rate by
+  that name, in its place; the config holds it as `learning_rate`.
   `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt` adopt it on
   tf_keras's hosts.
 

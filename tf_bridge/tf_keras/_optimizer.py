@@ -67,6 +67,8 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
   def _bound_arguments(cls, args, kwargs, registered):
     kwargs = dict(kwargs)
     kwargs.pop("is_legacy_optimizer", None)  # In native's configs.
+    if "lr" in cls._native_names:  # An adopted class's own name of its rate.
+      return super()._bound_arguments(args, kwargs, registered)
     if kwargs.get("lr") is not None:
       # Native warns and goes on with `learning_rate`.
       tf.get_logger().warning(
@@ -322,11 +324,13 @@ def _native_step_takes(native_class, config, grad_shape, variable_shape,
 
 def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
                     module: str | None = None,
+                    native_names: dict[str, str] | None = None,
                     positional: Sequence[str] = ()) -> type:
   """A `TfKerasOptimizer` subclass running `factory`'s transform: its
   constructor takes `learning_rate`, the factory's other arguments and
   tf_keras's base arguments (`positional`: those taken positionally, in
-  order; by default the factory's, then the base's, then `name`).
+  order; by default the factory's, then the base's, then `name`;
+  `native_names`: other names it takes for the factory's arguments).
 
   Args:
     factory: A function returning an optax transformation; if it takes
@@ -341,4 +345,4 @@ def keras_optimizer(factory: Callable[..., Any], name: str | None = None, *,
   module = module or _arguments.module_of(factory)
   return type(name or camel_case(factory.__name__), (TfKerasOptimizer,),
               {"__module__": module}, port=factory, package=module,
-              positional=positional)
+              native_names=native_names, positional=positional)
