@@ -7,10 +7,14 @@ a process per backend: both settings are fixed at process start), and
 `python -m tf_bridge.parity --native ... --arguments`. A model with an
 Embedding (its gradient a `tf.IndexedSlices`) trained by an adopted class
 with a sparse hook of its own, on Keras 3 and on tf_keras's hosts, eagerly
-and on whole batches too, TF Addons' LazyAdam among them
-(tests/scripts/adopted_sparse_addons.py). Ground truth is the class
-itself; each comparison has a mutant (one argument 1 % off) that must part
-from it, and the sparse ones the class given its gradients densified."""
+and on whole batches too, with the hosts' clipping too, TF Addons' LazyAdam
+among them (tests/scripts/adopted_sparse_addons.py). Adopted classes under
+tf_keras's `mixed_float16` policy, on both its hosts, a lazy one among them
+(in adopted_elsewhere.py: the policy is global). A class that takes its
+rate as `lr` (2019's `_set_hyper("learning_rate", lr)`) on the three hosts.
+Ground truth is the class itself; each comparison has a mutant (one
+argument 1 % off) that must part from it, and the sparse ones the class
+given its gradients densified."""
 
 import inspect
 import json
@@ -336,6 +340,45 @@ def test_adopted_tf1_class_under_mirrored_strategy(on_tensorflow, host):
              for w, i in zip(one, initial)) > 1e-2
 
 
+def test_a_class_taking_its_rate_as_lr_on_tf_kerass_host(on_tensorflow):
+  """`tf_bridge.tf_keras.adopt(LrMomentum)` (in adopted_elsewhere.py: one
+  tf_keras host per process adopts a class) takes `lr`, first
+  positionally, as tf_keras's learning rate, set between epochs too, and
+  trains as the class itself; its mutant (`lr` 1 % off) parts."""
+  run = on_tensorflow["lr"]
+  native = [np.asarray(w) for w in run["native"]]
+  for got, want in zip(run["adopted"], native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(run["mutant"], native)
+
+
+@pytest.mark.parametrize("name", [
+    "tf_keras.adopt(tf_keras class)", "legacy.adopt(OptimizerV2 lazy class)",
+    "legacy.adopt(OptimizerV2 lazy class), clipnorm"])
+def test_adopted_class_under_tf_kerass_mixed_float16(on_tensorflow, name):
+  """Under tf_keras's `mixed_float16` policy (adopted_elsewhere.py: it is
+  global), whose `compile` wraps the optimizer in tf_keras's
+  LossScaleOptimizer (OptimizerV2's, or tf_keras 2.11+'s V3), the adoption
+  ends where the class itself ends after the same fit (a lazy class on the
+  Embedding model, its sparse hook run on the unscaled sparse gradient,
+  clipped too, its Dense layer's gradient dense: the class given them
+  densified parts); its mutant (one argument 1 % off) parts."""
+  run = on_tensorflow["mixed_float16"][name]
+  wrapper = ("LossScaleOptimizerV3" if name.startswith("tf_keras")
+             else "LossScaleOptimizer")
+  assert run["optimizers"] == [wrapper, True]
+  native = [np.asarray(w) for w in run["native"]]
+  for got, want in zip(run["adopted"], native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(run["mutant"], native)
+  if "densified" in run:
+    assert not _within(run["densified"], native)
+  sparse = "lazy" in name
+  _, _, initial = adopt_fits.sparse_data() if sparse else adopt_fits.data()
+  assert max(float(np.max(np.abs(w - i)))
+             for w, i in zip(native, initial)) > 1e-2
+
+
 def test_adopted_lazy_class_under_mirrored_strategy(on_tensorflow):
   """`adopt(LazyMomentum)` trains the Embedding model under
   MirroredStrategy over two replicas (the sparse gradient all-reduced) as
@@ -425,6 +468,15 @@ LAZY_MOMENTUM = (port_classes.LazyMomentum,
 ROW_DECAY_ADAGRAD = (port_classes.RowDecayAdagrad,
                      lambda k: dict(learning_rate=0.1, decay=0.9 * k))
 EAGER, WHOLE_BATCHES = dict(run_eagerly=True), dict(whole_batches=True)
+
+
+def _lazy_momentum_clipped(**clipping):
+  """LazyMomentum with OptimizerV2's (or Keras 3's) clipping of its
+  gradients, applied before its sparse hook by the host."""
+  return (port_classes.LazyMomentum,
+          lambda k: dict(learning_rate=0.05, momentum=0.9 * k, **clipping))
+
+
 SPARSE_CASES = {
     "adopt(OptimizerV2 lazy class)": ("keras", *LAZY_MOMENTUM, {}),
     "adopt(OptimizerV2 lazy class), eager": ("keras", *LAZY_MOMENTUM, EAGER),
@@ -434,6 +486,13 @@ SPARSE_CASES = {
     "legacy.adopt(OptimizerV2 lazy class)": ("legacy", *LAZY_MOMENTUM, {}),
     "legacy.adopt(OptimizerV2 lazy class), eager": (
         "legacy", *LAZY_MOMENTUM, EAGER),
+    # The clipping of a `tf.IndexedSlices` keeps it sparse (by the norm of
+    # its entries, repeated indices apart), on both hosts (OptimizerV2's
+    # clipnorm: under mixed_float16, in adopted_elsewhere.py).
+    "legacy.adopt(OptimizerV2 lazy class), global_clipnorm": (
+        "legacy", *_lazy_momentum_clipped(global_clipnorm=0.05), {}),
+    "adopt(OptimizerV2 lazy class), clipnorm": (
+        "keras", *_lazy_momentum_clipped(clipnorm=0.05), {}),
     # tf_keras 2.11+ sums repeated indices itself, into a number of entries
     # known only when the step runs (eagerly, a number each step).
     "tf_keras.adopt(TF1 class)": ("tf_keras", *ROW_DECAY_ADAGRAD, {}),
@@ -558,6 +617,36 @@ def test_model_saved_after_a_sparse_fit_loads_and_continues(sparse_adopted,
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
+def test_kerass_global_clipnorm_hands_an_adopted_class_a_dense_gradient(
+    sparse_adopted, sparse_fits):
+  """Keras 3's `global_clipnorm` scales each gradient by one factor, which
+  makes a `tf.IndexedSlices` a dense tensor (OptimizerV2's keeps it
+  sparse): an adopted lazy class's dense hook runs on it, as the class's
+  own runs given its gradients clipped by their global norm and then
+  densified (`gradient_transformers`). The mutant and the class with
+  OptimizerV2's `global_clipnorm` (its sparse hook run) part from it."""
+  cls = port_classes.LazyMomentum
+  adoption = sparse_adopted["keras", cls]
+
+  def clipped_then_densified(grads_and_vars):
+    grads, _ = tf.clip_by_global_norm([g for g, _ in grads_and_vars], 0.05)
+    return [(tf.convert_to_tensor(g), v)
+            for g, (_, v) in zip(grads, grads_and_vars)]
+
+  native = _sparse_weights(tf_keras, lambda: cls(
+      0.05, 0.9, gradient_transformers=[clipped_then_densified]))
+  adopted = _sparse_weights(keras, lambda: adoption(0.05, 0.9,
+                                                    global_clipnorm=0.05))
+  mutant = _sparse_weights(keras, lambda: adoption(0.05, 0.909,
+                                                   global_clipnorm=0.05))
+  sparse = sparse_fits[
+      "legacy.adopt(OptimizerV2 lazy class), global_clipnorm"][0]
+  for got, want in zip(adopted, native):
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(mutant, native)
+  assert not _within(sparse, native)
+
+
 @pytest.fixture(scope="module")
 def lazy_adam(tmp_path_factory):
   return originals.run("adopted_sparse_addons.py",
@@ -600,8 +689,8 @@ def lr_adopted():
           "keras": tf_bridge.adopt(port_classes.LrMomentum)}
 
 
-@pytest.mark.parametrize("rate", ["float", "schedule"])
-@pytest.mark.parametrize("host", LR_LIBRARIES)
+@pytest.mark.parametrize("host,rate", [
+    ("legacy", "float"), ("legacy", "schedule"), ("keras", "float")])
 def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
     lr_adopted, host, rate):
   """`LrMomentum(lr=...)`'s adoption takes `lr` as the class does (first

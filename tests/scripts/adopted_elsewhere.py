@@ -14,7 +14,14 @@ tests/test_adopt_hosts.py. `python adopted_elsewhere.py BACKEND [MODEL...]`:
   the replicas) under the strategy, its mutant (momentum 1 % off), and the
   class itself on one device in tf_keras; then each MODEL (a tf_keras model saved with an adopted
   optimizer) loaded by `tf_keras.models.load_model` in this fresh process,
-  once the hosts have adopted its class.
+  once the hosts have adopted its class; `tf_bridge.tf_keras.adopt(
+  LrMomentum)` (a class taking its rate as `lr`: the other tf_keras host
+  has it in tests/test_adopt_hosts.py's process), its mutant and the class
+  itself; last, under tf_keras's global `mixed_float16` policy (tf_keras
+  wraps each optimizer in its LossScaleOptimizer at `compile`), classes of
+  tests/port_classes.py, their adoptions on tf_keras's hosts and mutants
+  (and a lazy class given its gradients densified) training tf_keras
+  models.
 
 Prints the final weights and the loaded optimizers' classes, configs and
 variables as JSON.
@@ -107,6 +114,73 @@ def loaded(paths):
   return found
 
 
+def lr_runs():
+  """The rate given positionally, then set between epochs (as a callback
+  sets it)."""
+  cls = port_classes.LrMomentum
+  adopted = tf_bridge.tf_keras.adopt(cls)
+
+  def weights(make):
+    model = adopt_fits.model_of(tf_keras, make)
+    adopt_fits.fit(model, epochs=2)
+    model.optimizer.learning_rate = 0.02
+    return [w.tolist() for w in adopt_fits.fit(model, epochs=1)]
+  return {"native": weights(lambda: cls(lr=0.05, momentum=0.8)),
+          "adopted": weights(lambda: adopted(0.05, 0.8)),
+          "mutant": weights(lambda: adopted(lr=0.0505, momentum=0.8))}
+
+
+# Each mixed_float16 case: the host's adopt, the class, whether it trains
+# the Embedding model (a sparse gradient, and a Dense layer's), and its
+# arguments (`k`: the mutant's multiplier of one of them).
+MIXED_CASES = {
+    "tf_keras.adopt(tf_keras class)": (
+        "tf_keras", port_classes.SignMomentum, False,
+        lambda k: dict(learning_rate=0.01 * k, beta=0.9)),
+    "legacy.adopt(OptimizerV2 lazy class)": (
+        "legacy", port_classes.LazyMomentum, True,
+        lambda k: dict(learning_rate=0.05, momentum=0.9 * k)),
+    "legacy.adopt(OptimizerV2 lazy class), clipnorm": (
+        "legacy", port_classes.LazyMomentum, True,
+        lambda k: dict(learning_rate=0.05, momentum=0.9 * k, clipnorm=0.05)),
+}
+
+
+def mixed_run(host, cls, sparse, arguments):
+  """The final weights of the class, its adoption and the mutant (and of
+  the class given its gradients densified, on the Embedding model, where
+  unclipped: a dense gradient's norm is another), and the optimizer
+  tf_keras compiled the adoption's model with and whether its inner one is
+  the adoption."""
+  adopted = getattr(tf_bridge, host).adopt(cls)
+  makes = {"native": lambda: cls(**arguments(1.0)),
+           "adopted": lambda: adopted(**arguments(1.0)),
+           "mutant": lambda: adopted(**arguments(1.01))}
+  if sparse and "clipnorm" not in arguments(1.0):
+    makes["densified"] = lambda: adopt_fits.densifying(cls)(
+        **arguments(1.0))
+  run = {}
+  for key, make in makes.items():
+    if sparse:
+      model = adopt_fits.sparse_model_of(tf_keras, make)
+      weights = adopt_fits.sparse_fit(model)
+    else:
+      model = adopt_fits.model_of(tf_keras, make)
+      weights = adopt_fits.fit(model)
+    run[key] = [w.tolist() for w in weights]
+    if key == "adopted":
+      inner = model.optimizer.inner_optimizer
+      run["optimizers"] = [type(model.optimizer).__name__,
+                           getattr(type(inner), "adopted_class", None)
+                           is cls]
+  return run
+
+
+def mixed_precision_runs():
+  tf_keras.mixed_precision.set_global_policy("mixed_float16")
+  return {name: mixed_run(*case) for name, case in MIXED_CASES.items()}
+
+
 def main():
   results = {}
   if sys.argv[1] == "tensorflow":
@@ -120,6 +194,10 @@ def main():
     results["loaded"] = loaded(sys.argv[2:])
   results.update(backend_runs())
   results["backend"] = keras.backend.backend()
+  if sys.argv[1] == "tensorflow":
+    results["lr"] = lr_runs()
+    # Last: the policy is global.
+    results["mixed_float16"] = mixed_precision_runs()
   json.dump(results, sys.stdout)
 
 
