@@ -254,15 +254,15 @@ class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
 
 
 class LrMomentum(tf_keras.optimizers.legacy.Optimizer):
-  """OptimizerV2 as packages and tutorials of 2019 wrote it: the rate's
-  argument is `lr`, kept as the `learning_rate` hyperparameter (the
-  `kwargs.get("lr", lr)` of keras-radam and AdaBound's ports);
+  """OptimizerV2 as packages and tutorials of 2019 wrote it: arguments
+  named otherwise than the hyperparameters they are kept as, the rate's
+  `lr` (`kwargs.get("lr", lr)`) and `beta` (`momentum`);
   m = b*m + g; var -= lr * m."""
 
-  def __init__(self, lr=0.001, momentum=0.9, name="LrMomentum", **kwargs):
+  def __init__(self, lr=0.001, beta=0.9, name="LrMomentum", **kwargs):
     super().__init__(name, **kwargs)
     self._set_hyper("learning_rate", kwargs.get("lr", lr))
-    self._set_hyper("momentum", momentum)
+    self._set_hyper("momentum", beta)
 
   def _create_slots(self, var_list):
     for var in var_list:

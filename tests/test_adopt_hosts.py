@@ -697,8 +697,9 @@ def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
   positionally, or by name), a float or a schedule, as the host's learning
   rate, and trains as the class itself in tf_keras's `fit`; the rate set
   between epochs (`optimizer.learning_rate = 0.02`, as a callback sets it)
-  changes the next epoch's steps as it does the class's; a mutant (`lr` 1 %
-  off) parts from it."""
+  changes the next epoch's steps as it does the class's, and so on
+  OptimizerV2 does its `momentum` (the hyperparameter its `beta` is kept
+  as); a mutant (`lr` 1 % off) parts from it."""
   cls, adoption = port_classes.LrMomentum, lr_adopted[host]
   library = LR_LIBRARIES[host]
 
@@ -712,12 +713,14 @@ def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
     adopt_fits.fit(model, epochs=2)
     if rate == "float":
       model.optimizer.learning_rate = 0.02
+      if host == "legacy":
+        model.optimizer.momentum = 0.5
     return adopt_fits.fit(model, epochs=1)
 
-  native = trained(tf_keras, lambda: cls(lr=lr(tf_keras), momentum=0.8))
+  native = trained(tf_keras, lambda: cls(lr=lr(tf_keras), beta=0.8))
   adopted = trained(library, lambda: adoption(lr(library), 0.8))
   mutant = trained(library, lambda: adoption(lr=lr(library, 1.01),
-                                             momentum=0.8))
+                                             beta=0.8))
   for got, want in zip(adopted, native):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
   assert not _within(mutant, native)
@@ -728,27 +731,33 @@ def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
 
 def test_a_class_taking_its_rate_as_lr_keeps_the_name_and_its_config(
     lr_adopted):
-  """The adoption's constructor names the rate `lr`, first and with the
-  class's default, as the class does; its config holds it as the host's
-  `learning_rate`, at the class's value, and `from_config` takes it back
-  (the class's own config does not come back: OptimizerV2's `from_config`
-  renames its `lr` to `learning_rate`, which its constructor refuses). On
-  OptimizerV2, `optimizer.lr` reads and sets the hyperparameter as it does
-  the class's."""
-  native = port_classes.LrMomentum(lr=0.05, momentum=0.8)
-  with pytest.raises(TypeError, match="learning_rate"):
+  """The adoption's constructor names the arguments `lr` and `beta`, first
+  and with the class's defaults, as the class does; its config holds the
+  rate as the host's `learning_rate`, at the class's value (and `beta`
+  on OptimizerV2 as the class's config does, as its `momentum`), and
+  `from_config` takes it back (the class's own config does not come back:
+  it holds the hyperparameters' names, `momentum` and `lr`, which
+  OptimizerV2's `from_config` renames `learning_rate`, and the class's
+  constructor refuses both). On OptimizerV2, `optimizer.lr` and
+  `optimizer.momentum` read and set the hyperparameters as they do the
+  class's."""
+  native = port_classes.LrMomentum(lr=0.05, beta=0.8)
+  with pytest.raises(TypeError, match="Unexpected keyword argument"):
     port_classes.LrMomentum.from_config(native.get_config())
-  for adoption in lr_adopted.values():
+  for host, adoption in lr_adopted.items():
     parameters = inspect.signature(adoption).parameters
-    assert list(parameters)[:2] == ["lr", "momentum"]
+    assert list(parameters)[:2] == ["lr", "beta"]
     assert parameters["lr"].default == 0.001
     assert "learning_rate" not in parameters
-    config = adoption(lr=0.05, momentum=0.8).get_config()
+    config = adoption(lr=0.05, beta=0.8).get_config()
     assert config["learning_rate"] == pytest.approx(native.get_config()["lr"])
-    assert config["momentum"] == pytest.approx(0.8)
+    beta = "momentum" if host == "legacy" else "beta"
+    assert config[beta] == pytest.approx(0.8)
     assert adoption.from_config(config).get_config() == config
-  optimizer = lr_adopted["legacy"](0.05)
+  optimizer = lr_adopted["legacy"](0.05, 0.8)
   for handle in (native, optimizer):
     assert float(handle.lr) == pytest.approx(0.05)
-    handle.lr = 0.02
+    assert float(handle.momentum) == pytest.approx(0.8)
+    handle.lr, handle.momentum = 0.02, 0.5
     assert float(handle.learning_rate) == pytest.approx(0.02)
+    assert float(handle.momentum) == pytest.approx(0.5)

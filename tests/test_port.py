@@ -87,12 +87,12 @@ CASES = {
         port_classes.CenteredMomentumSGD(0.01, momentum=0.9 * k,
                                          decay=0.01)),
     "user.LrMomentum(OptimizerV2, lr)": lambda k: port_classes.LrMomentum(
-        lr=0.01 * k, momentum=0.8),
+        lr=0.01 * k, beta=0.8),
     "user.LrMomentum(OptimizerV2, lr schedule)": lambda k: (
         port_classes.LrMomentum(
             lr=tf_keras.optimizers.schedules.ExponentialDecay(0.01 * k, 10,
                                                               0.9),
-            momentum=0.8)),
+            beta=0.8)),
     "user.AdagradDecay(TF1)": lambda k: port_classes.AdagradDecay(
         0.1, accumulator_decay_step=10, accumulator_decay_rate=0.9 * k),
     "user.SignMomentum(tf_keras)": lambda k: port_classes.SignMomentum(

@@ -13,8 +13,10 @@ class takes its rate by (`learning_rate`, or another: the `lr` of 2019's
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import io
 from typing import Any, Callable
 
 import jax
@@ -91,12 +93,19 @@ def rate_argument(cls: type) -> str:
   return "learning_rate"
 
 
+def _probe_built(cls: type, arguments: dict[str, Any]) -> Any:
+  """`cls(**arguments)`, built to read what it keeps; what its constructor
+  prints (AdaBelief's change log) is not shown."""
+  with contextlib.redirect_stdout(io.StringIO()):
+    return cls(**arguments)
+
+
 def _rate_of(cls: type, arguments: dict[str, Any]) -> float | None:
   """The learning rate `cls(**arguments)` keeps, as a number (OptimizerV2:
   its `learning_rate` hyperparameter); None where it keeps none, or none
   that is a number, or cannot be built so."""
   try:
-    optimizer = cls(**arguments)
+    optimizer = _probe_built(cls, arguments)
     hyper = getattr(optimizer, "_hyper", None)
     rate = (hyper.get("learning_rate") if isinstance(hyper, dict)
             else optimizer.learning_rate)
@@ -173,19 +182,74 @@ def _fed(transform: optax.GradientTransformationExtraArgs,
 
 
 def kept_hyperparameters(cls: type) -> tuple[str, ...]:
-  """The constructor arguments an OptimizerV2 class keeps as
-  hyperparameters (`_set_hyper`: variables its step reads), but the
-  learning rate and `decay` (OptimizerV2's own): an instance built with
-  the defaults says which."""
+  """The hyperparameters an OptimizerV2 class keeps of its constructor
+  arguments (`_set_hyper`: variables its step reads), but the learning
+  rate and `decay` (OptimizerV2's own): those named as their argument (an
+  instance built with the defaults says which), then those named otherwise
+  (`renamed_hyperparameters`)."""
   if _generation_base_arguments(cls) != _arguments.LEGACY_BASE_ARGUMENTS:
     return ()
-  own = {p.name: p for p in _own_parameters(
+  own = _legacy_own_parameters(cls)
+  hypers = cls(**_required_rate(cls))._hyper  # pylint: disable=protected-access
+  return (*(name for name in hypers
+            if name in own and name not in ("learning_rate", "decay")),
+          *renamed_hyperparameters(cls).values())
+
+
+def _legacy_own_parameters(cls: type) -> dict[str, inspect.Parameter]:
+  return {p.name: p for p in _own_parameters(
       cls, _arguments.LEGACY_BASE_ARGUMENTS)}
-  rate = own.get(rate_argument(cls))
-  instance = cls(**({rate.name: 0.001} if rate is not None
-                    and rate.default is inspect.Parameter.empty else {}))
-  return tuple(name for name in instance._hyper  # pylint: disable=protected-access
-               if name in own and name not in ("learning_rate", "decay"))
+
+
+def _required_rate(cls: type) -> dict[str, float]:
+  """The rate an OptimizerV2 class is built with where its rate's argument
+  has no default."""
+  rate = _legacy_own_parameters(cls).get(rate_argument(cls))
+  return ({rate.name: 0.001} if rate is not None
+          and rate.default is inspect.Parameter.empty else {})
+
+
+def _hyperparameters_of(cls: type, arguments: dict[str, Any]
+                        ) -> dict[str, float] | None:
+  """The hyperparameters `cls(**arguments)` keeps (OptimizerV2's
+  `_hyper`), those that are numbers; None if it cannot be built so."""
+  try:
+    hypers = _probe_built(cls, arguments)._hyper  # pylint: disable=protected-access
+  except Exception:  # pylint: disable=broad-exception-caught
+    return None
+  return {name: float(value) for name, value in hypers.items()
+          if _is_number(value)}
+
+
+@functools.cache
+def renamed_hyperparameters(cls: type) -> dict[str, str]:
+  """By constructor argument, the hyperparameter an OptimizerV2 class keeps
+  its value as under another name (`{"beta": "momentum"}` for
+  `self._set_hyper("momentum", beta)`), but the learning rate
+  (`rate_argument`) and `decay`: building the class with another value of
+  each argument says which hyperparameter takes it."""
+  if _generation_base_arguments(cls) != _arguments.LEGACY_BASE_ARGUMENTS:
+    return {}
+  own, required = _legacy_own_parameters(cls), _required_rate(cls)
+  built = _hyperparameters_of(cls, required)
+  if built is None:
+    return {}
+  renamed = {}
+  for name, parameter in own.items():
+    default = parameter.default
+    if (name in built or name == rate_argument(cls)
+        or not _is_number(default) or isinstance(default, bool)):
+      continue
+    other = 2 * default + 0.01
+    changed = _hyperparameters_of(cls, {**required, name: other}) or {}
+    taken = [hyper for hyper, value in changed.items()
+             if hyper not in ("learning_rate", "decay", *own)
+             and np.isclose(value, other, rtol=1e-6, atol=0)
+             and not np.isclose(built.get(hyper, np.nan), other, rtol=1e-6,
+                                atol=0)]
+    if len(taken) == 1:
+      renamed[name] = taken[0]
+  return renamed
 
 
 def _ported_factory(cls: type, host_arguments: tuple[str, ...]
@@ -201,6 +265,8 @@ def _ported_factory(cls: type, host_arguments: tuple[str, ...]
   rate = rate_argument(cls)
   parameters = [p.replace(name="learning_rate") if p.name == rate else p
                 for p in _own_parameters(cls, host_arguments)]
+  # Built here, not in a step being traced.
+  variable_names = renamed_hyperparameters(cls)
   tf1 = issubclass(cls, tf.compat.v1.train.Optimizer)
   rate_default = next((p.default for p in parameters
                        if p.name == "learning_rate"), 0.001)
@@ -225,7 +291,8 @@ def _ported_factory(cls: type, host_arguments: tuple[str, ...]
             learning_rate if _is_number(learning_rate) else rate_default,
             dtype=tf.float32, name="learning_rate")
       ports[key] = _port.port(cls(**built))
-    fed = {k: v for k, v in arguments.items()
+    # To the class's variables, named as its hyperparameters.
+    fed = {variable_names.get(k, k): v for k, v in arguments.items()
            if _is_number(v) or k in runtime}
     if learning_rate is not None:
       fed["learning_rate"] = learning_rate
@@ -272,7 +339,8 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
   rate = rate_argument(cls)
   if rate != "learning_rate":
     # The constructor takes the class's name of the rate (and the host's).
-    options["native_names"] = {rate: "learning_rate"}
+    options["native_names"] = {**options.get("native_names", {}),
+                               rate: "learning_rate"}
   adoption = keras_optimizer(
       _ported_factory(cls, tuple(host._base_arguments)),  # pylint: disable=protected-access
       cls.__name__, module=cls.__module__, **options)

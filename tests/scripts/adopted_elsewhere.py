@@ -125,9 +125,9 @@ def lr_runs():
     adopt_fits.fit(model, epochs=2)
     model.optimizer.learning_rate = 0.02
     return [w.tolist() for w in adopt_fits.fit(model, epochs=1)]
-  return {"native": weights(lambda: cls(lr=0.05, momentum=0.8)),
+  return {"native": weights(lambda: cls(lr=0.05, beta=0.8)),
           "adopted": weights(lambda: adopted(0.05, 0.8)),
-          "mutant": weights(lambda: adopted(lr=0.0505, momentum=0.8))}
+          "mutant": weights(lambda: adopted(lr=0.0505, beta=0.8))}
 
 
 # Each mixed_float16 case: the host's adopt, the class, whether it trains

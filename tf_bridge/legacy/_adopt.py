@@ -3,7 +3,8 @@ OptimizerV2 one running its port in one XLA call per step."""
 
 from __future__ import annotations
 
-from tf_bridge._adopt import adopted, kept_hyperparameters
+from tf_bridge._adopt import (adopted, kept_hyperparameters,
+                              renamed_hyperparameters)
 from tf_bridge.legacy._optimizer import LegacyOptimizer, keras_optimizer
 
 
@@ -38,8 +39,13 @@ def adopt(cls: type) -> type:
   (`optimizer.momentum = 0.5` reaches a traced step). OptimizerV2's
   learning rate (a float, a schedule), decayed, is fed to the class's
   `learning_rate` variable at every step. Sparse gradients go through the
-  class's own sparse hook, as `tf_bridge.adopt` says.
+  class's own sparse hook, as `tf_bridge.adopt` says. A hyperparameter the
+  class keeps under another name than its argument's
+  (`self._set_hyper("momentum", beta)`) is set by the hyperparameter's name
+  here too (`optimizer.momentum = 0.5`), as on the class.
   """
   return adopted(cls, LegacyOptimizer, keras_optimizer,
                  mixins=(_BuiltAsConstructed,),
-                 hyperparameters=kept_hyperparameters(cls))
+                 hyperparameters=kept_hyperparameters(cls),
+                 native_names={hyper: argument for argument, hyper in
+                               renamed_hyperparameters(cls).items()})
