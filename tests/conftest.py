@@ -32,7 +32,7 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(10**9))
 
-settings.register_profile("ci", max_examples=25, deadline=None,
+settings.register_profile("ci", max_examples=10, deadline=None,
                           derandomize=True)
 settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

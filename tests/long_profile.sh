@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
 # The in-process parity tests with TensorFlow's Grappler on (CI runs them
-# without it: tests/conftest.py).
-TEST_GRAPPLER=1 "$python" -m pytest -q -n 2 --dist loadgroup \
+# without it: tests/conftest.py), and every program of every class (CI
+# runs a sample: tests/sampling.py).
+TEST_GRAPPLER=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
   tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py
 # Every hyperparameter's mutant, searched over the grid, against the

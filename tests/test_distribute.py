@@ -32,9 +32,8 @@ def test_two_replicas(report):
 
 
 # Whether the embedding's tf.IndexedSlices take the row-by-row path.
-CASES = {"keras3.Adam": False, "keras3.SGD": False, "keras3.Adagrad": True,
-         "legacy.Adam": False, "legacy.RMSprop": True, "legacy.SGD": True,
-         "legacy.Adagrad": True, "legacy.Ftrl": True, "tf_keras.Adam": False,
+CASES = {"keras3.Adam": False, "keras3.Adagrad": True, "legacy.Adam": False,
+         "legacy.RMSprop": True, "legacy.Ftrl": True, "tf_keras.Adam": False,
          "tf_keras.Adagrad": True}
 
 

@@ -1,9 +1,11 @@
-"""The ordinary ways of writing a training program, each run with every
-bridged Keras 3 and tf_keras legacy class: the final weights of its native
+"""The ordinary ways of writing a training program, run with the bridged
+Keras 3 and tf_keras legacy classes: the final weights of each one's native
 twin (issue #16's conformance programs). Native trains alike in every
 program, so it runs two of them (its fit and its eager tape loop, checked
 to agree) and its fit is every program's reference. One test per class
-runs all its programs, so a class's traces are shared."""
+runs all its programs, so a class's traces are shared: every program for
+every third class, `fit` and a `tf.function` training loop for the others
+(tests/sampling.py; the long profile runs every program of every class)."""
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import keras
 import tf_keras
 
 import mutants
+import sampling
 import tf_bridge
 import tf_bridge.legacy
 import tf_bridge.tf_keras
@@ -45,6 +48,16 @@ def _weights():
 PROGRAMS = ("functional fit", "subclassed fit", "custom train_step",
             "GradientTape eager", "GradientTape in tf.function",
             "build() first")
+# What every class runs (`sampling`): `fit`, and a training loop of one's
+# own in a `tf.function`; a sampled class runs every program.
+CENTRAL_PROGRAMS = ("functional fit", "GradientTape in tf.function")
+
+
+def _sampled_programs(cases, declaration, programs=PROGRAMS):
+  """Those of `programs` `declaration`, a case of `cases`, runs in this
+  run."""
+  return programs if sampling.whole(cases.index(declaration)) else (
+      CENTRAL_PROGRAMS)
 
 
 def _programs(K, make_optimizer, legacy, build_first=True, names=None):
@@ -138,10 +151,11 @@ def _native(K, make_optimizer, legacy, build_first=True):
 
 
 def _assert_programs_equal(bridged, native):
+  """Each program `bridged` ran trains to native's weights for it."""
   moved = 0.0
   start = _weights()
-  for program, want in native.items():
-    got = bridged[program]
+  for program, got in bridged.items():
+    want = native[program]
     assert len(got) == len(want), program
     for g, w, s in zip(got, want, start):
       np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL,
@@ -153,15 +167,16 @@ def _assert_programs_equal(bridged, native):
 
 
 def _assert_bridged_programs_equal_native(K, declaration, bridged_class,
-                                          legacy):
-  """Every program of `bridged_class` trains to native's weights; its
-  functional fit with the learning rate's mutant (`mutants.perturbed`)
-  does not, so the check can fail (the long profile's
-  tests/fit_mutant_cases.py tries every hyperparameter's mutant)."""
+                                          legacy, programs):
+  """Every program of `bridged_class` (`programs`, None: all) trains to
+  native's weights; its functional fit with the learning rate's mutant
+  (`mutants.perturbed`) does not, so the check can fail (the long
+  profile's tests/fit_mutant_cases.py tries every hyperparameter's
+  mutant)."""
   native = _native(K, lambda: declaration.native_class()(
       **_arguments(declaration)), legacy=legacy)
   bridged = _programs(K, lambda: bridged_class(**_arguments(declaration)),
-                      legacy=legacy)
+                      legacy=legacy, names=programs)
   _assert_programs_equal(bridged, native)
   mutant = _programs(K, lambda: bridged_class(**mutants.perturbed(
       declaration, _arguments(declaration), "learning_rate")),
@@ -175,7 +190,8 @@ def _assert_bridged_programs_equal_native(K, declaration, bridged_class,
 def test_keras_programs(declaration):
   _assert_bridged_programs_equal_native(
       keras, declaration, getattr(tf_bridge, declaration.class_name),
-      legacy=False)
+      legacy=False,
+      programs=_sampled_programs(_cases(catalog.KERAS), declaration))
 
 
 @pytest.mark.parametrize("declaration", _cases(catalog.LEGACY),
@@ -183,7 +199,8 @@ def test_keras_programs(declaration):
 def test_legacy_programs(declaration):
   _assert_bridged_programs_equal_native(
       tf_keras, declaration, getattr(tf_bridge.legacy, declaration.class_name),
-      legacy=True)
+      legacy=True,
+      programs=_sampled_programs(_cases(catalog.LEGACY), declaration))
 
 
 @pytest.mark.parametrize("declaration", _cases(catalog.TF_KERAS),
@@ -191,7 +208,8 @@ def test_legacy_programs(declaration):
 def test_tf_keras_programs(declaration):
   _assert_bridged_programs_equal_native(
       tf_keras, declaration,
-      getattr(tf_bridge.tf_keras, declaration.class_name), legacy=True)
+      getattr(tf_bridge.tf_keras, declaration.class_name), legacy=True,
+      programs=_sampled_programs(_cases(catalog.TF_KERAS), declaration))
 
 
 def _tf1_native(declaration):
@@ -237,7 +255,8 @@ def test_tf1_programs(declaration):
                             (False, tf_bridge.tf1, keras)):
     bridged_class = getattr(module, declaration.class_name)
     _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop
-        **_arguments(declaration)), legacy=legacy), native)
+        **_arguments(declaration)), legacy=legacy, names=_sampled_programs(
+            _cases(catalog.TF1), declaration, PROGRAMS[:-1])), native)
 
 
 def _session_program(make_optimizer):
@@ -309,7 +328,8 @@ def test_hosted_programs(declaration):
       **_arguments(declaration)), legacy=False)
   bridged_class = getattr(tf_bridge.legacy, declaration.class_name)
   _assert_programs_equal(_programs(tf_keras, lambda: bridged_class(
-      **_arguments(declaration)), legacy=True), native)
+      **_arguments(declaration)), legacy=True,
+      names=_sampled_programs(HOSTED, declaration)), native)
 
 
 def _port_program(transform):
@@ -363,7 +383,8 @@ def test_port_truth_programs(declaration):
     bridged_class = getattr(importlib.import_module(path),
                             declaration.class_name)
     _assert_programs_equal(_programs(K, lambda: bridged_class(  # pylint: disable=cell-var-from-loop
-        **arguments), legacy=legacy), expected)
+        **arguments), legacy=legacy, names=_sampled_programs(
+            PORT_TRUTH, declaration)), expected)
 
 
 # TFA's required `weight_decay`, and COCOB's alpha small enough to move.
