@@ -82,15 +82,26 @@ def rate_argument(cls: type) -> str:
     return "lr" if "lr" in parameters else "learning_rate"
   rate = _rate_of(cls, {})
   for name, parameter in parameters.items():
-    default = parameter.default
-    if (rate is None or not _is_number(default) or isinstance(default, bool)
-        or not np.isclose(default, rate, rtol=1e-6, atol=0)):
+    other = _probe_value(parameter.default)
+    if rate is None or other is None or not _same(parameter.default, rate):
       continue
-    other = 2 * default + 0.01
     found = _rate_of(cls, {name: other})
-    if found is not None and np.isclose(found, other, rtol=1e-6, atol=0):
+    if found is not None and _same(found, other):
       return name
   return "learning_rate"
+
+
+def _probe_value(default: Any) -> float | None:
+  """Another value than a numeric argument's `default`, to build the class
+  with and see where it keeps it; None for a default that is no number."""
+  if not _is_number(default) or isinstance(default, bool):
+    return None
+  return 2 * default + 0.01
+
+
+def _same(kept: float, given: float) -> bool:
+  """Whether a value the class keeps is the one it was given."""
+  return bool(np.isclose(kept, given, rtol=1e-6, atol=0))
 
 
 def _probe_built(cls: type, arguments: dict[str, Any]) -> Any:
@@ -236,17 +247,14 @@ def renamed_hyperparameters(cls: type) -> dict[str, str]:
     return {}
   renamed = {}
   for name, parameter in own.items():
-    default = parameter.default
-    if (name in built or name == rate_argument(cls)
-        or not _is_number(default) or isinstance(default, bool)):
+    other = _probe_value(parameter.default)
+    if name in built or name == rate_argument(cls) or other is None:
       continue
-    other = 2 * default + 0.01
     changed = _hyperparameters_of(cls, {**required, name: other}) or {}
     taken = [hyper for hyper, value in changed.items()
              if hyper not in ("learning_rate", "decay", *own)
-             and np.isclose(value, other, rtol=1e-6, atol=0)
-             and not np.isclose(built.get(hyper, np.nan), other, rtol=1e-6,
-                                atol=0)]
+             and _same(value, other)
+             and not _same(built.get(hyper, np.nan), other)]
     if len(taken) == 1:
       renamed[name] = taken[0]
   return renamed

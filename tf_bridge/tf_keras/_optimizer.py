@@ -67,15 +67,15 @@ class TfKerasOptimizer(HyperparameterAttributes, BridgedOptimizer,
   def _bound_arguments(cls, args, kwargs, registered):
     kwargs = dict(kwargs)
     kwargs.pop("is_legacy_optimizer", None)  # In native's configs.
-    if "lr" in cls._native_names:  # An adopted class's own name of its rate.
-      return super()._bound_arguments(args, kwargs, registered)
-    if kwargs.get("lr") is not None:
-      # Native warns and goes on with `learning_rate`.
-      tf.get_logger().warning(
-          "`lr` is deprecated in TF-Keras optimizer, please use "
-          "`learning_rate` or use the legacy optimizer, e.g.,"
-          f"tf.keras.optimizers.legacy.{cls.__name__}.")
-    kwargs.pop("lr", None)
+    # An adopted class may take its rate as `lr`, its own argument.
+    if "lr" not in cls._native_names:
+      if kwargs.get("lr") is not None:
+        # Native warns and goes on with `learning_rate`.
+        tf.get_logger().warning(
+            "`lr` is deprecated in TF-Keras optimizer, please use "
+            "`learning_rate` or use the legacy optimizer, e.g.,"
+            f"tf.keras.optimizers.legacy.{cls.__name__}.")
+      kwargs.pop("lr", None)
     return super()._bound_arguments(args, kwargs, registered)
 
   @classmethod
