@@ -1,7 +1,8 @@
 """Optimizers written for TensorFlow as their users write them, one per
 hook style, for tests/test_port.py: what `tf_bridge.port` is for; and
-classes with sparse hooks of their own (lazy ones, one that takes repeated
-indices as they come) for tests/test_port_sparse.py and
+classes with sparse hooks of their own (lazy ones, ones that take repeated
+indices as they come, ones that scatter into their variables by every
+scatter TensorFlow has) for tests/test_port_sparse.py and
 tests/test_adopt_hosts.py, and one whose rate's argument is `lr`."""
 
 import keras
@@ -251,6 +252,159 @@ class RowDecayAdagrad(tf.compat.v1.train.Optimizer):
 
   def _resource_apply_sparse(self, grad, handle, indices):
     return self._rows_update(grad, handle, indices)
+
+
+class RowDecaySGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: var = decay * var - lr * g; a sparse gradient's entries
+  each decay their row (`tf.compat.v1.scatter_mul`, so a repeated index
+  decays it twice) and move it (its own
+  `_resource_apply_sparse_duplicate_indices`)."""
+
+  def __init__(self, learning_rate=0.01, decay=0.95, name="RowDecaySGD",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self._set_hyper("decay", decay)
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign(self._get_hyper("decay", var.dtype) * var
+                      - self._decayed_lr(var.dtype) * grad)
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    decayed = tf.compat.v1.scatter_mul(handle, indices,
+                                       self._get_hyper("decay", handle.dtype))
+    with tf.control_dependencies([decayed]):
+      return handle.scatter_sub(tf.IndexedSlices(
+          self._decayed_lr(handle.dtype) * grad, indices))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "decay": self._serialize_hyperparameter("decay")}
+
+
+class DampedSGD(tf.compat.v1.train.Optimizer):
+  """TF1: var = var / (1 + damping * g**2) - lr * g; a sparse gradient's
+  entries each divide their row (`scatter_div`: a repeated index divides
+  it by each) and move it (its own `_resource_apply_sparse_duplicate_
+  indices`)."""
+
+  def __init__(self, learning_rate, damping=0.5, use_locking=False,
+               name="DampedSGD"):
+    super().__init__(use_locking, name)
+    self._learning_rate, self._damping = learning_rate, damping
+
+  def _resource_apply_dense(self, grad, var):
+    return var.assign(var / (1 + self._damping * tf.square(grad))
+                      - self._learning_rate * grad)
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices):
+    damped = handle.scatter_div(tf.IndexedSlices(
+        1 + self._damping * tf.square(grad), indices))
+    with tf.control_dependencies([damped]):
+      return tf.compat.v1.scatter_add(handle, indices,
+                                      -self._learning_rate * grad)
+
+
+class RangeSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: hi = max(hi, g); lo = min(lo, g);
+  var -= lr * g / (hi - lo + epsilon); a sparse gradient's entries each
+  widen their row's range (`scatter_max`, `scatter_min`: a repeated index's
+  largest and smallest count) and move it (its own
+  `_resource_apply_sparse_duplicate_indices`)."""
+
+  def __init__(self, learning_rate=0.01, epsilon=0.1, name="RangeSGD",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self.epsilon = epsilon
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "hi")
+      self.add_slot(var, "lo")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    hi = self.get_slot(var, "hi").assign(
+        tf.maximum(self.get_slot(var, "hi"), grad))
+    lo = self.get_slot(var, "lo").assign(
+        tf.minimum(self.get_slot(var, "lo"), grad))
+    return var.assign_sub(self._decayed_lr(var.dtype) * grad
+                          / (hi - lo + self.epsilon))
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    hi = self.get_slot(handle, "hi").scatter_max(
+        tf.IndexedSlices(grad, indices))
+    lo = self.get_slot(handle, "lo").scatter_min(
+        tf.IndexedSlices(grad, indices))
+    width = tf.gather(hi, indices) - tf.gather(lo, indices)
+    return handle.scatter_sub(tf.IndexedSlices(
+        self._decayed_lr(handle.dtype) * grad / (width + self.epsilon),
+        indices))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "epsilon": self.epsilon}
+
+
+class CatchUpMomentum(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: m = b*m + g; var = clip(var - lr * m, -bound, bound); a
+  sparse gradient moves the touched rows only, their momentum first
+  decayed by b for every step they were not touched (`last`, the step they
+  were last touched at): by the N-d scatters, on the rows
+  (`indices[:, None]`: `scatter_nd_add`, `scatter_nd_update`,
+  `scatter_nd_min`, `scatter_nd_max`) and on their entries
+  (`scatter_nd_sub`)."""
+
+  def __init__(self, learning_rate=0.01, momentum=0.9, bound=1.5,
+               name="CatchUpMomentum", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self._set_hyper("momentum", momentum)
+    self.bound = bound
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "m")
+      self.add_slot(var, "last")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    m = self.get_slot(var, "m")
+    m_t = m.assign(self._get_hyper("momentum", var.dtype) * m + grad)
+    self.get_slot(var, "last").assign(tf.fill(
+        tf.shape(var), tf.cast(self.iterations + 1, var.dtype)))
+    return var.assign(tf.clip_by_value(
+        var - self._decayed_lr(var.dtype) * m_t, -self.bound, self.bound))
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    m, last = self.get_slot(var, "m"), self.get_slot(var, "last")
+    rows = indices[:, None]
+    step = tf.cast(self.iterations + 1, var.dtype)
+    catch_up = self._get_hyper("momentum", var.dtype) ** (
+        step - tf.gather(last, indices))
+    m_t = m.scatter_nd_add(rows, (catch_up - 1) * tf.gather(m, indices)
+                           + grad)
+    last.scatter_nd_update(rows, tf.fill(tf.shape(grad), step))
+    # The touched rows' entries by their full index, `[n, *row, rank]`.
+    entries = tf.stack(tf.meshgrid(
+        indices, *[tf.range(size, dtype=indices.dtype)
+                   for size in var.shape[1:]], indexing="ij"), -1)
+    moved = var.scatter_nd_sub(
+        entries, self._decayed_lr(var.dtype) * tf.gather(m_t, indices))
+    bound = tf.fill(tf.shape(grad), tf.cast(self.bound, var.dtype))
+    with tf.control_dependencies([moved]):
+      clipped = var.scatter_nd_min(rows, bound)
+    with tf.control_dependencies([clipped]):
+      return var.scatter_nd_max(rows, -bound)
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "momentum": self._serialize_hyperparameter("momentum"),
+            "bound": self.bound}
 
 
 class LrMomentum(tf_keras.optimizers.legacy.Optimizer):

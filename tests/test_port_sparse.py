@@ -23,7 +23,9 @@ from tensorflow.python.keras.optimizer_v2 import rmsprop as old_keras_rmsprop
 import jaxopt_port
 import originals
 import port_sparse_cases as cases
-from port_classes import EntrySignSGD, LazyMomentum, RowDecayAdagrad
+from port_classes import (CatchUpMomentum, DampedSGD, EntrySignSGD,
+                          LazyMomentum, RangeSGD, RowDecayAdagrad,
+                          RowDecaySGD)
 import tf_bridge
 from tf_bridge import testing
 
@@ -78,6 +80,14 @@ CASES = {
     "user.EntrySignSGD(OptimizerV2)": (lambda k: EntrySignSGD(0.01 * k),
                                        True),
     "user.RowDecayAdagrad(TF1)": (lambda k: RowDecayAdagrad(0.1 * k), True),
+    "user.RowDecaySGD(OptimizerV2, scatter_mul)": (
+        lambda k: RowDecaySGD(0.01, decay=0.95 * k), True),
+    "user.DampedSGD(TF1, scatter_div)": (
+        lambda k: DampedSGD(0.01, damping=0.5 * k), True),
+    "user.RangeSGD(OptimizerV2, scatter_max/min)": (
+        lambda k: RangeSGD(0.01 * k), True),
+    "user.CatchUpMomentum(OptimizerV2, scatter_nd_*)": (
+        lambda k: CatchUpMomentum(0.01, momentum=0.9 * k), True),
 }
 NAMES = list(CASES)
 DIFFERING = [name for name in NAMES if CASES[name][1]]
@@ -158,6 +168,48 @@ def test_padding_rows_are_ignored():
   np.testing.assert_array_equal(got_state.slots["momentum"]["table"],
                                 want_state.slots["momentum"]["table"])
   assert float(jnp.abs(got["table"][1]).sum()) > 0
+
+
+def test_padding_rows_are_ignored_by_n_d_scatters():
+  """A padding entry (negative, past the last row, the largest integer)
+  moves nothing through the N-d scatters either: on the rows and on their
+  entries, whose full index multiplies the padding row (int32, wrapping)."""
+  transform = tf_bridge.port(CatchUpMomentum(0.1))
+  params = {"table": jnp.arange(12.0).reshape(4, 3) / 10}
+  state = transform.init(params)
+  values = jnp.ones((4, 3))
+  largest = np.iinfo(np.int32).max
+  padded = jaxopt_port.RowSparse(jnp.array([1, -1, largest, 2], jnp.int32),
+                                 values, 4)
+  plain = jaxopt_port.RowSparse(jnp.array([1, 2], jnp.int32), values[:2], 4)
+  update = jax.jit(transform.update)
+  got, got_state = update({"table": padded}, state, params)
+  want, want_state = update({"table": plain}, state, params)
+  np.testing.assert_array_equal(got["table"], want["table"])
+  for name in ("m", "last"):
+    np.testing.assert_array_equal(got_state.slots[name]["table"],
+                                  want_state.slots[name]["table"])
+  assert float(jnp.abs(got["table"][1]).sum()) > 0
+
+
+def test_scatter_max_and_min_keep_a_row_where_an_update_is_nan():
+  """As TensorFlow's kernels (Eigen's max and min), where XLA's maximum
+  would take the NaN: the port's slots equal the class's after a step with
+  a NaN entry."""
+  values = np.array([[np.nan, 1.0], [2.0, -3.0], [0.5, np.nan]], np.float32)
+  indices = np.array([0, 2, 0], np.int32)
+  variable = tf.Variable(np.ones((3, 2), np.float32))
+  native = RangeSGD(0.1)
+  native.apply_gradients([(tf.IndexedSlices(values, indices), variable)])
+  transform = tf_bridge.port(RangeSGD(0.1))
+  params = {"table": jnp.ones((3, 2))}
+  _, state = transform.update(
+      {"table": jaxopt_port.RowSparse(jnp.asarray(indices),
+                                      jnp.asarray(values), 3)},
+      transform.init(params), params)
+  for name in ("hi", "lo"):
+    np.testing.assert_array_equal(state.slots[name]["table"],
+                                  native.get_slot(variable, name).numpy())
 
 
 class PyFunctionSparse(legacy.SGD):

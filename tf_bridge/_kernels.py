@@ -9,7 +9,10 @@ their place the kernels' own formulas (as TensorFlow's `training_ops.cc`
 states them) written with reads, arithmetic and assignments, so the traced
 graph holds only ops the converter has. The numbers are the kernels'; a
 sparse kernel's formula runs on the rows its indices name (the callers sum
-duplicate indices first) and writes only those rows back.
+duplicate indices first) and writes only those rows back; a scatter
+reduces a repeated index's updates (their sum, product, maximum or
+minimum) and applies the result once, which TensorFlow's kernel applies
+one after another (the same up to rounding).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import re
 import sys
 from typing import Callable, Iterator
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 from tensorflow.python.ops import gen_resource_variable_ops
+from tensorflow.python.ops import gen_state_ops
 from tensorflow.python.ops import gen_training_ops
 
 
@@ -226,36 +231,84 @@ def _unfused_kernel(formula: Callable[..., tuple], handles: int,
   return kernel
 
 
-def _scattered_sum(table: tf.Tensor, indices: tf.Tensor, updates: tf.Tensor
-                   ) -> tf.Tensor:
-  """`updates`' rows summed into the rows `indices` names (repeated ones
-  add up), as a table's shape; `updates` may be a scalar."""
+def _entries(table: tf.Tensor, indices: tf.Tensor, updates: tf.Tensor
+             ) -> tuple[tf.Tensor, tf.Tensor]:
+  """The indices flat and a row of `updates` for each (`updates` may be a
+  scalar, which every index gets)."""
   row_shape = tf.shape(table)[1:]
   updates = tf.broadcast_to(updates, tf.concat([tf.shape(indices), row_shape],
                                                0))
-  return tf.math.unsorted_segment_sum(
-      tf.reshape(updates, tf.concat([[-1], row_shape], 0)),
-      tf.reshape(indices, [-1]), tf.shape(table)[0])
+  return tf.reshape(indices, [-1]), tf.reshape(
+      updates, tf.concat([[-1], row_shape], 0))
 
 
-def _scatter_add(table, indices, updates):
-  return table + _scattered_sum(table, indices, updates)
+def _combining(apply: Callable[[tf.Tensor, tf.Tensor], tf.Tensor],
+               reduction: Callable[..., tf.Tensor],
+               nan_as: float | None = None
+               ) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
+  """The scatter that reduces the updates of each row (`reduction`, a
+  segment op: a repeated index's updates add up, multiply, or give their
+  maximum) and applies the result to the row's value (`apply`); an
+  untouched row gets the reduction's identity, which leaves it as it is.
+  A float NaN update counts as `nan_as` where that is given."""
 
+  def scatter(table, indices, updates):
+    indices, updates = _entries(table, indices, updates)
+    if nan_as is not None and updates.dtype.is_floating:
+      # `x == x` is false for NaN alone (the converter has no `IsNan`).
+      updates = tf.where(tf.equal(updates, updates), updates,
+                         tf.constant(nan_as, updates.dtype))
+    return apply(table, reduction(updates, indices, tf.shape(table)[0]))
 
-def _scatter_sub(table, indices, updates):
-  return table - _scattered_sum(table, indices, updates)
+  return scatter
 
 
 def _scatter_update(table, indices, updates):
-  updates = tf.broadcast_to(updates, tf.concat(
-      [tf.shape(indices), tf.shape(table)[1:]], 0))
-  return tf.tensor_scatter_nd_update(table, indices[..., None], updates)
+  indices, updates = _entries(table, indices, updates)
+  return tf.tensor_scatter_nd_update(table, indices[:, None], updates)
+
+
+def _nd(scatter: Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]
+        ) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
+  """The N-d form of `scatter`: the last axis of `indices` names an entry
+  of the table's leading axes, a row of the table with those axes
+  flattened. A first index outside the table (a `RowSparse`'s padding:
+  negative, or past the last row, the largest integer included, whose
+  product wraps to a negative or still too large row) names a row outside
+  the flattened table too, which the scatter drops."""
+
+  def nd_scatter(table, indices, updates):
+    depth = indices.shape[-1]
+    leading = tf.shape(table, out_type=indices.dtype)[:depth]
+    strides = tf.math.cumprod(leading, exclusive=True, reverse=True)
+    flat = tf.reshape(table, tf.concat([[-1], tf.shape(table)[depth:]], 0))
+    rows = tf.reduce_sum(indices * strides, -1)
+    return tf.reshape(scatter(flat, rows, updates), tf.shape(table))
+
+  return nd_scatter
 
 
 # Scatters into a variable: its new value from its value, indices, updates.
-_SCATTERS = {"ResourceScatterAdd": _scatter_add,
-             "ResourceScatterSub": _scatter_sub,
-             "ResourceScatterUpdate": _scatter_update}
+_SCATTERS = {
+    "ResourceScatterAdd": _combining(tf.add, tf.math.unsorted_segment_sum),
+    "ResourceScatterSub": _combining(tf.subtract,
+                                     tf.math.unsorted_segment_sum),
+    "ResourceScatterMul": _combining(tf.multiply,
+                                     tf.math.unsorted_segment_prod),
+    "ResourceScatterDiv": _combining(tf.math.truediv,
+                                     tf.math.unsorted_segment_prod),
+    # TensorFlow's max and min kernels keep a row's value where an update
+    # is NaN (Eigen's), where XLA's would take the NaN.
+    "ResourceScatterMax": _combining(tf.maximum, tf.math.unsorted_segment_max,
+                                     nan_as=-np.inf),
+    "ResourceScatterMin": _combining(tf.minimum, tf.math.unsorted_segment_min,
+                                     nan_as=np.inf),
+    "ResourceScatterUpdate": _scatter_update,
+}
+# Their N-d forms (`ResourceScatterNdAdd`), generated in `gen_state_ops`.
+_ND_SCATTERS = {
+    f"ResourceScatterNd{kind}": _nd(_SCATTERS[f"ResourceScatter{kind}"])
+    for kind in ("Add", "Sub", "Update", "Max", "Min")}
 
 
 def _unfused_scatter(scatter: Callable[..., tf.Tensor],
@@ -265,7 +318,8 @@ def _unfused_scatter(scatter: Callable[..., tf.Tensor],
   def kernel(*args, name=None, **kwargs):
     del name
     inputs = _named_inputs(op_def_inputs, args, kwargs)
-    handle, updates = inputs["resource"], inputs["updates"]
+    # The handle is the first input: `resource`, or `ref` in N-d forms.
+    handle, updates = inputs[op_def_inputs[0]], inputs["updates"]
     table = gen_resource_variable_ops.read_variable_op(handle, updates.dtype)
     return gen_resource_variable_ops.assign_variable_op(
         handle, scatter(table, inputs["indices"], updates))
@@ -289,6 +343,10 @@ def _substitutes() -> dict[int, tuple[str, Callable[..., tf.Operation]]]:
       (op_name, (gen_resource_variable_ops,
                  _unfused_scatter(scatter, _op_inputs(op_name))))
       for op_name, scatter in _SCATTERS.items())
+  kernels.update(
+      (op_name, (gen_state_ops, _unfused_scatter(scatter,
+                                                 _op_inputs(op_name))))
+      for op_name, scatter in _ND_SCATTERS.items())
   substitutes = {}
   for op_name, (module, substitute) in kernels.items():
     generated = _snake(op_name)
