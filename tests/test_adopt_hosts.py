@@ -343,8 +343,10 @@ def test_adopted_tf1_class_under_mirrored_strategy(on_tensorflow, host):
 def test_a_class_taking_its_rate_as_lr_on_tf_kerass_host(on_tensorflow):
   """`tf_bridge.tf_keras.adopt(LrMomentum)` (in adopted_elsewhere.py: one
   tf_keras host per process adopts a class) takes `lr`, first
-  positionally, as tf_keras's learning rate, set between epochs too, and
-  trains as the class itself; its mutant (`lr` 1 % off) parts."""
+  positionally, as tf_keras's learning rate, set between epochs too (and
+  `momentum`, an attribute for `beta`, the argument the class keeps as its
+  `momentum`), and trains as the class itself; its mutant (`lr` 1 % off)
+  parts."""
   run = on_tensorflow["lr"]
   native = [np.asarray(w) for w in run["native"]]
   for got, want in zip(run["adopted"], native):
@@ -697,9 +699,10 @@ def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
   positionally, or by name), a float or a schedule, as the host's learning
   rate, and trains as the class itself in tf_keras's `fit`; the rate set
   between epochs (`optimizer.learning_rate = 0.02`, as a callback sets it)
-  changes the next epoch's steps as it does the class's, and so on
-  OptimizerV2 does its `momentum` (the hyperparameter its `beta` is kept
-  as); a mutant (`lr` 1 % off) parts from it."""
+  changes the next epoch's steps as it does the class's, and so does its
+  `momentum` (the hyperparameter its `beta` is kept as: on OptimizerV2 by
+  that name, on Keras 3 an attribute for `beta`, which the next traced
+  step reads); a mutant (`lr` 1 % off) parts from it."""
   cls, adoption = port_classes.LrMomentum, lr_adopted[host]
   library = LR_LIBRARIES[host]
 
@@ -713,8 +716,11 @@ def test_a_class_taking_its_rate_as_lr_trains_at_the_hosts_rate(
     adopt_fits.fit(model, epochs=2)
     if rate == "float":
       model.optimizer.learning_rate = 0.02
-      if host == "legacy":
-        model.optimizer.momentum = 0.5
+      model.optimizer.momentum = 0.5
+      if library is keras:
+        # Keras 3 reads an attribute set after its step was traced at the
+        # next trace (OptimizerV2's hyperparameter is a variable).
+        model.make_train_function(force=True)
     return adopt_fits.fit(model, epochs=1)
 
   native = trained(tf_keras, lambda: cls(lr=lr(tf_keras), beta=0.8))
@@ -740,7 +746,8 @@ def test_a_class_taking_its_rate_as_lr_keeps_the_name_and_its_config(
   OptimizerV2's `from_config` renames `learning_rate`, and the class's
   constructor refuses both). On OptimizerV2, `optimizer.lr` and
   `optimizer.momentum` read and set the hyperparameters as they do the
-  class's."""
+  class's; on Keras 3 `optimizer.momentum` reads and sets `beta`, which the
+  config holds."""
   native = port_classes.LrMomentum(lr=0.05, beta=0.8)
   with pytest.raises(TypeError, match="Unexpected keyword argument"):
     port_classes.LrMomentum.from_config(native.get_config())
@@ -761,3 +768,9 @@ def test_a_class_taking_its_rate_as_lr_keeps_the_name_and_its_config(
     handle.lr, handle.momentum = 0.02, 0.5
     assert float(handle.learning_rate) == pytest.approx(0.02)
     assert float(handle.momentum) == pytest.approx(0.5)
+  optimizer = lr_adopted["keras"](0.05, 0.8)
+  assert optimizer.momentum == pytest.approx(0.8)
+  optimizer.momentum = 0.5
+  assert optimizer.beta == pytest.approx(0.5)
+  config = optimizer.get_config()
+  assert config["beta"] == pytest.approx(0.5) and "momentum" not in config

@@ -26,7 +26,7 @@ import optax
 import tensorflow as tf
 
 from jaxopt_port import _row_sparse
-from tf_bridge import _arguments, _hosts, _port
+from tf_bridge import _arguments, _bridge, _hosts, _port
 
 
 def _generation_base_arguments(cls: type) -> tuple[str, ...]:
@@ -356,9 +356,24 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
     adoption.__signature__ = adoption.__signature__.replace(parameters=[
         p.replace(name=rate) if p.name == "learning_rate" else p
         for p in adoption.__signature__.parameters.values()])
+  if issubclass(adoption, _bridge.HyperparameterAttributes):
+    # The host keeps them as attributes by the constructor's names; the
+    # class's users set one it keeps under another name by that one.
+    for argument, hyper in renamed_hyperparameters(cls).items():
+      if hyper not in host._base_arguments and not hasattr(adoption, hyper):  # pylint: disable=protected-access
+        setattr(adoption, hyper, _alias_of(argument))
   adoption.adopted_class = cls
   adoption._adopted_on = host.__name__  # pylint: disable=protected-access
   return adoption
+
+
+def _alias_of(argument: str) -> property:
+  """An attribute that reads and sets the hyperparameter attribute
+  `argument` (the next traced step uses what it sets, as `argument`'s
+  own)."""
+  return property(lambda self: getattr(self, argument),
+                  lambda self, value: setattr(self, argument, value),
+                  doc=f"`{argument}`, by the name the class keeps it under.")
 
 
 def _is_adoption(holder: Any, cls: type, host: type) -> bool:
@@ -395,7 +410,11 @@ def adopt(cls: type) -> type:
   elsewhere (a TF1 class's Python float) steps at its own. Where `cls`
   takes its rate by another name (`lr`, which its constructor keeps by
   `_set_hyper("learning_rate", lr)`), the constructor takes Keras's rate by
-  that name, in its place; the config holds it as `learning_rate`.
+  that name, in its place; the config holds it as `learning_rate`. The
+  class's other arguments are attributes (`optimizer.beta = 0.5` reaches
+  the next traced step), also by the name of the hyperparameter an
+  OptimizerV2 class keeps one as (`optimizer.momentum` for
+  `self._set_hyper("momentum", beta)`; the config holds `beta`).
   `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt` adopt it on
   tf_keras's hosts.
 

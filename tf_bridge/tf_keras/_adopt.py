@@ -21,10 +21,12 @@ def adopt(cls: type) -> type:
   tf_keras's base arguments (`weight_decay`, `clipnorm`, `use_ema`, ...,
   applied by tf_keras as for the class itself); `get_config` returns them;
   its slots are named as `cls` names them. tf_keras's learning rate (a
-  float, a schedule) is fed to the class's `learning_rate` variable at
-  every step. Sparse gradients go through the class's own sparse hook, as
-  `tf_bridge.adopt` says: tf_keras sums their repeated indices first, into
-  a number of entries known only when the step runs, so a class whose base
+  float, a schedule) is fed to the class's `learning_rate` variable at every
+  step; the class's other arguments are attributes, as `tf_bridge.adopt`
+  says (a hyperparameter an OptimizerV2 class keeps under another name by
+  both). Sparse gradients go through the class's own sparse hook, as
+  `tf_bridge.adopt` says: tf_keras sums their repeated indices first, into a
+  number of entries known only when the step runs, so a class whose base
   sums them too gets that sum as an entry per row of the table (padding
   where untouched).
   """
