@@ -12,11 +12,12 @@ HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
 TEST_GRAPPLER=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
   tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py
-# Every hyperparameter's mutant, searched over the grid, against the
-# bridge-vs-native and `model.fit` checks (the suite tries a sample:
-# tests/mutants.py), each set in a fresh process.
+# Every hyperparameter's mutant of every class, searched over the grid,
+# against the bridge-vs-native and `model.fit` checks (the suite tries a
+# sample: tests/mutants.py, tests/sampling.py), each set in a fresh process.
 for cases in bridge_mutant_cases.py fit_mutant_cases.py; do
-  TEST_MUTANT_GRID=1 "$python" -m pytest -q -p no:xdist "tests/$cases"
+  TEST_MUTANT_GRID=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -p no:xdist \
+    "tests/$cases"
 done
 # The parity command over the whole catalog at its defaults (the suite runs
 # each entry through it at 3 steps: tests/test_parity_command.py).

@@ -1,5 +1,6 @@
 """Every bridged class against its native Keras class and its port, step by
-step, eager and in a `tf.function`."""
+step, in a `tf.function`; every third class eagerly too (`sampling`; every
+class in the long profile)."""
 
 import functools
 
@@ -10,6 +11,7 @@ import tf_bridge
 import tf_bridge.legacy
 from tf_bridge import catalog, testing
 
+import sampling
 from bridge_cases import (problem, keras_trajectory, ALL_CLASSES, IDS,
                           native_dense_trajectory)
 
@@ -39,9 +41,15 @@ def _references(name):
   return port, native
 
 
-@pytest.mark.parametrize("in_function", [False, True],
-                         ids=["eager", "tf.function"])
-@pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
+MODES = [(case, in_function) for case in range(len(ALL_CLASSES))
+         for in_function in (False, True)
+         if in_function or sampling.whole(case, shift=1)]
+
+
+@pytest.mark.parametrize(
+    "case,in_function", MODES,
+    ids=[f"{IDS[case]}-{'tf.function' if in_function else 'eager'}"
+         for case, in_function in MODES])
 def test_bridged_equals_native_and_port(case, in_function):
   declaration = ALL_CLASSES[case].declaration
   initial, gradients = problem(sparse=False)

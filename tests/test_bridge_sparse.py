@@ -15,6 +15,7 @@ from tf_bridge import catalog, testing
 
 import grids
 import mutants
+import sampling
 from bridge_cases import (bridged_class, problem, to_tensor, densify,
                           keras_trajectory, native_dense_trajectory,
                           optimizer_values)
@@ -26,13 +27,22 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
     for name in ("sgd", "rmsprop", "legacy.sgd", "legacy.rmsprop")]
 
 
-@pytest.mark.parametrize("in_function", [False, True],
-                         ids=["eager", "tf.function"])
+# In a `tf.function`; every third case eagerly too (`sampling`).
+SPARSE_MODES = [(index, in_function) for index in range(len(SPARSE_CASES))
+                for in_function in (False, True)
+                if in_function or sampling.whole(index, shift=1)]
+
+
 @pytest.mark.parametrize(
-    "declaration,kwargs", SPARSE_CASES,
-    ids=[d.name + ("-momentum" if k else "") for d, k in SPARSE_CASES])
+    "declaration,kwargs,in_function",
+    [(*SPARSE_CASES[index], in_function) for index, in_function
+     in SPARSE_MODES],
+    ids=[SPARSE_CASES[index][0].name
+         + ("-momentum" if SPARSE_CASES[index][1] else "")
+         + ("-tf.function" if in_function else "-eager")
+         for index, in_function in SPARSE_MODES])
 def test_bridged_sparse(declaration, kwargs, in_function):
-  """In tf.function; sparse gradients with duplicate indices summed.
+  """Sparse gradients with duplicate indices summed.
 
   Legacy, TF1 and tf_keras: the native sparse path is the ground truth (lazy
   where native is lazy; tf_keras deduplicates first). Keras 3: the native dense result is (the TensorFlow backend
@@ -199,12 +209,13 @@ def test_keras3_bridged_sparse_grid(declaration, point):
 
 @pytest.mark.parametrize("declaration", [
     grids.grouped(f"sparse-{d.name}", d, case_id=d.name)
-    for d in SPARSE_TRUTH])
+    for index, d in enumerate(SPARSE_TRUTH) if sampling.whole(index)])
 def test_every_mutant_parts_from_native_sparse(declaration):
   """The sparse check kills each hyperparameter mutant at the default point
   or at a grid point where it binds (`mutants.search_order`), and a bridge
   that densifies the gradient wherever native's sparse kernel computes
-  otherwise than its dense one."""
+  otherwise than its dense one: for every third class (`sampling`), the
+  grid check above holding every class."""
   survivors = []
   points = [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]
   for hyperparameter in mutants.numeric_hyperparameters(declaration):

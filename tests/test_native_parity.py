@@ -18,6 +18,7 @@ import pytest
 import formulas
 import grids
 import mutants
+import sampling
 from tf_bridge import catalog, testing
 
 STEPS = 100
@@ -179,12 +180,16 @@ def _default_trajectory(name, rate, scale):
   return _native_trajectory(declaration, kwargs, *_problem(scale))
 
 
-@pytest.mark.parametrize("name", [grids.grouped(n, n, case_id=n) for n
-                                  in sorted({n for n, _, _ in CASES})])
+@pytest.mark.parametrize("name", [
+    grids.grouped(n, n, case_id=n) for index, n
+    in enumerate(sorted({n for n, _, _ in CASES})) if sampling.whole(index)])
 def test_every_hyperparameter_mutant_parts_from_native(name):
   """Each hyperparameter mutant (`mutants.perturbed`) of the port parts from
   native at some grid point of `test_port_equals_native` (the mutants
-  still alive at a point run there together: one compile)."""
+  still alive at a point run there together: one compile), for every
+  third class (`sampling`; every class in the long profile). Every class
+  meets a mutant in every run all the same: test_programs' learning-rate
+  mutant of its bridged class."""
   declaration = catalog.lookup(name)
   alive = set(mutants.numeric_hyperparameters(declaration))
   for case_name, kwargs, scale in CASES:
@@ -228,9 +233,11 @@ def test_every_formula_names_port_arguments():
 # Formula mutants (`formulas.py`): each family's update written from its
 # native source, and one-change mutants of it a port could make. The
 # reference must pass the port-vs-native check at every grid point it
-# covers, and every mutant fail it at one point at least.
-@pytest.mark.parametrize("name", [grids.grouped(n, n, case_id=n)
-                                  for n in sorted(formulas.FORMULAS)])
+# covers, and every mutant fail it at one point at least; for every third
+# family (`sampling`; every family in the long profile).
+@pytest.mark.parametrize("name", [
+    grids.grouped(n, n, case_id=n) for index, n
+    in enumerate(sorted(formulas.FORMULAS)) if sampling.whole(index, shift=1)])
 def test_formula_mutants_part_from_native(name):
   reference, formula_mutants, accepted = formulas.FORMULAS[name]
   declaration = catalog.lookup(name)
