@@ -18,3 +18,11 @@ def whole(index: int, shift: int = 0) -> bool:
   """Whether the class at `index` of a parametrization runs a sampled
   check shifted by `shift` whole here."""
   return EVERY_CASE or (index + shift) % 3 == 0
+
+
+def traced_and_eager(count: int, shift: int) -> list[tuple[int, bool]]:
+  """(index, in_function) of a check that runs each of `count` cases in a
+  `tf.function`, and eagerly too where `whole(index, shift)`."""
+  return [(index, in_function) for index in range(count)
+          for in_function in (False, True)
+          if in_function or whole(index, shift)]

@@ -41,9 +41,7 @@ def _references(name):
   return port, native
 
 
-MODES = [(case, in_function) for case in range(len(ALL_CLASSES))
-         for in_function in (False, True)
-         if in_function or sampling.whole(case, shift=1)]
+MODES = sampling.traced_and_eager(len(ALL_CLASSES), shift=1)
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,7 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
 
 
 # In a `tf.function`; every third case eagerly too (`sampling`).
-SPARSE_MODES = [(index, in_function) for index in range(len(SPARSE_CASES))
-                for in_function in (False, True)
-                if in_function or sampling.whole(index, shift=1)]
+SPARSE_MODES = sampling.traced_and_eager(len(SPARSE_CASES), shift=1)
 
 
 @pytest.mark.parametrize(
