@@ -30,7 +30,8 @@ from jaxopt_port._nadam import nadam
 from jaxopt_port._nonfinite import SkipNonfiniteState, skip_nonfinite
 from jaxopt_port._packed import PackedTree, pack, packed, unpack
 from jaxopt_port._rmsprop import rmsprop
-from jaxopt_port._row_sparse import (RowSparse, apply_updates, sparse_mode,
+from jaxopt_port._row_sparse import (RowSparse, UnknownEntriesError,
+                                     apply_updates, sparse_mode,
                                      with_row_sparse_gradients)
 from jaxopt_port._schedule_free import schedule_free_adamw
 from jaxopt_port._sgd import sgd
@@ -39,7 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KerasState", "LegacyState", "PackedTree", "RowSparse",
-    "SkipNonfiniteState",
+    "SkipNonfiniteState", "UnknownEntriesError",
     "UpdateStep", "adadelta",
     "addons", "adafactor", "adagrad", "adagrad_decay", "adam", "adamax",
     "adamw", "apply_updates", "centered_momentum_sgd", "ftrl", "hf",

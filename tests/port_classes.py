@@ -407,6 +407,41 @@ class CatchUpMomentum(tf_keras.optimizers.legacy.Optimizer):
             "bound": self.bound}
 
 
+class VisitSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: n += (g != 0); var -= lr * g / sqrt(max(n, 1)); a sparse
+  gradient's entries each count a visit to their row (its own
+  `_resource_apply_sparse_duplicate_indices`, counting by ones of the
+  entries' number, `tf.size`, which JAX needs as a number)."""
+
+  def __init__(self, learning_rate=0.01, name="VisitSGD", **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+
+  def _create_slots(self, var_list):
+    for var in var_list:
+      self.add_slot(var, "visits")
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    visits = self.get_slot(var, "visits").assign_add(
+        tf.cast(tf.not_equal(grad, 0), var.dtype))
+    return var.assign_sub(self._decayed_lr(var.dtype) * grad
+                          / tf.sqrt(tf.maximum(visits, 1)))
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    ones = tf.ones(tf.concat([[tf.size(indices)], tf.shape(grad)[1:]], 0),
+                   handle.dtype)
+    visits = self._resource_scatter_add(self.get_slot(handle, "visits"),
+                                        indices, ones)
+    return self._resource_scatter_add(
+        handle, indices, -self._decayed_lr(handle.dtype) * grad
+        / tf.sqrt(tf.maximum(tf.gather(visits, indices), 1)))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate")}
+
+
 class LrMomentum(tf_keras.optimizers.legacy.Optimizer):
   """OptimizerV2 as packages and tutorials of 2019 wrote it: arguments
   named otherwise than the hyperparameters they are kept as, the rate's

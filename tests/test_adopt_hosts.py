@@ -324,6 +324,22 @@ def test_adopted_class_on_kerass_jax_backend(on_jax, on_tensorflow):
   assert not _within(on_jax["mutant"], native)
 
 
+@pytest.mark.parametrize("name", ["EntrySignSGD", "LazyMomentum"])
+def test_adopted_sparse_hook_on_kerass_jax_backend(on_jax, on_tensorflow,
+                                                   name):
+  """On Keras's JAX backend a sparse gradient (BCOO over rows) reaches the
+  adopted class's own sparse hook, converted for each number of entries:
+  the table ends where the class's does given the same `tf.IndexedSlices`;
+  the mutant and the class given them densified part from it."""
+  adopted = on_jax["sparse apply"][name]
+  native = on_tensorflow["sparse apply"][name]
+  np.testing.assert_allclose(adopted["adopted"], native["native"],
+                             rtol=RTOL, atol=ATOL)
+  assert adopted["sparse_steps"] == 1
+  assert not _within([adopted["mutant"]], [native["native"]])
+  assert not _within([native["densified"]], [native["native"]])
+
+
 @pytest.mark.parametrize("host", ["keras", "legacy"])
 def test_adopted_tf1_class_under_mirrored_strategy(on_tensorflow, host):
   """`adopt(AdagradDecay)` (a TF1 class with non-slot counters) trains
@@ -574,23 +590,46 @@ def test_numbers_of_entries_past_those_kept_are_summed_and_padded(
 def test_a_class_taking_repeated_indices_as_they_come(recwarn):
   """`EntrySignSGD` moves a row by each entry (its own
   `_resource_apply_sparse_duplicate_indices`): given the entries as they
-  come (eagerly) its adoption ends where it does, its mutant does not; of a
-  number unknown where the step is traced (Keras 3 on arrays), they cannot
-  be summed and padded, so they are densified with a warning naming the
-  variable: the class's dense hook runs, as the class given them
-  densified."""
+  come, eagerly (a conversion per number) and of a number unknown where the
+  step is traced (Keras 3 on arrays, a partial last batch: one conversion
+  for every number), its adoption ends where the class does in tf_keras's
+  `fit`, with no warning; its mutant and the class given the gradients
+  densified part from it."""
   cls = port_classes.EntrySignSGD
   adoption = tf_bridge.adopt(cls)
   native = _sparse_weights(tf_keras, lambda: cls(0.01))
   eager = _sparse_weights(keras, lambda: adoption(0.01), run_eagerly=True)
-  mutant = _sparse_weights(keras, lambda: adoption(0.0101), run_eagerly=True)
+  traced = _sparse_weights(keras, lambda: adoption(0.01))
+  mutant = _sparse_weights(keras, lambda: adoption(0.0101))
+  densified = _sparse_weights(tf_keras,
+                              lambda: adopt_fits.densifying(cls)(0.01))
+  for run in (eager, traced):
+    for got, want in zip(run, native):
+      np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  assert not _within(mutant, native)
+  assert not _within(densified, native)
+  assert not [w for w in recwarn if "sparse gradient" in str(w.message)]
+
+
+def test_a_sparse_hook_needing_its_number_of_entries_is_densified(recwarn):
+  """`VisitSGD`'s sparse hook counts its entries by `tf.size`, which JAX
+  needs as a number: where it is unknown when the step is traced (Keras 3
+  on arrays), the gradient is densified with a warning naming the variable
+  and the cause, and the class's dense hook runs, as the class given the
+  gradients densified; eagerly the adoption ends where the class does."""
+  cls = port_classes.VisitSGD
+  adoption = tf_bridge.adopt(cls)
+  native = _sparse_weights(tf_keras, lambda: cls(0.01))
+  eager = _sparse_weights(keras, lambda: adoption(0.01), run_eagerly=True)
   for got, want in zip(eager, native):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-  assert not _within(mutant, native)
   assert not [w for w in recwarn if "sparse gradient" in str(w.message)]
   with pytest.warns(UserWarning, match=(
       r"The sparse gradient of \S*embeddings:0 has a number of entries "
-      r"unknown where the step is traced .* the gradient is densified")):
+      r"unknown where the step is traced .* the optimizer cannot take one "
+      r"\(tf_bridge.port cannot convert VisitSGD's sparse hook for a number "
+      r"of entries known only when the step runs: "
+      r"InconclusiveDimensionOperation: .*\).* the gradient is densified")):
     traced = _sparse_weights(keras, lambda: adoption(0.01))
   densified = _sparse_weights(tf_keras,
                               lambda: adopt_fits.densifying(cls)(0.01))

@@ -74,6 +74,10 @@ CASES = {
         v1.ProximalGradientDescentOptimizer(
             0.01 * k, l1_regularization_strength=0.001,
             l2_regularization_strength=0.01)),
+    # Reads the global step it is made with, which its caller advances.
+    "tf1.AdagradDA": lambda k: v1.AdagradDAOptimizer(
+        0.1 * k, tf.Variable(0, dtype=tf.int64),
+        l1_regularization_strength=0.001, l2_regularization_strength=0.01),
     "tensorflow.python.keras.Adam": lambda k: old_keras_adam.Adam(0.01 * k),
     "tf_keras.Adam": lambda k: tf_keras.optimizers.Adam(0.01 * k),
     "tf_keras.SGD(momentum)": lambda k: tf_keras.optimizers.SGD(

@@ -25,7 +25,7 @@ import originals
 import port_sparse_cases as cases
 from port_classes import (CatchUpMomentum, DampedSGD, EntrySignSGD,
                           LazyMomentum, RangeSGD, RowDecayAdagrad,
-                          RowDecaySGD)
+                          RowDecaySGD, VisitSGD)
 import tf_bridge
 from tf_bridge import testing
 
@@ -69,6 +69,10 @@ CASES = {
         lambda k: v1.ProximalGradientDescentOptimizer(
             0.01 * k, l1_regularization_strength=0.001,
             l2_regularization_strength=0.01), True),
+    "tf1.AdagradDA": (lambda k: v1.AdagradDAOptimizer(
+        0.1 * k, tf.Variable(0, dtype=tf.int64),
+        l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+                      True),
     "tensorflow.python.keras.Adagrad": (lambda k: old_keras_adagrad.Adagrad(
         0.1 * k), False),
     "tensorflow.python.keras.RMSprop": (lambda k: old_keras_rmsprop.RMSprop(
@@ -260,6 +264,103 @@ def test_a_malformed_row_sparse_gradient_is_refused_naming_its_path():
                      r"\['table'\] has dense shape \(5, 3\), expected "
                      r"\(4, 3\)"):
     transform.update(grads, transform.init(params), params)
+
+
+# Classes whose sparse hooks convert for a symbolic number of entries: by
+# each kind of scatter, and through `tf.unique` (those that sum repeated
+# indices first); each with one hyperparameter multiplied by `k`.
+SYMBOLIC_CASES = {
+    "own duplicate indices hook": lambda k: EntrySignSGD(0.01 * k),
+    "scatter_mul": lambda k: RowDecaySGD(0.01, decay=0.95 * k),
+    "scatter_max/min": lambda k: RangeSGD(0.01 * k),
+    "TF1 scatter_div": lambda k: DampedSGD(0.01, damping=0.5 * k),
+    "summed (tf.unique)": lambda k: LazyMomentum(0.01, momentum=0.9 * k),
+    "legacy.Adam (fused kernel)": lambda k: legacy.Adam(0.01 * k),
+}
+
+
+def _exported_steps(transform, initial, steps):
+  """`transform`'s update exported by `jax.export` with the tables' numbers
+  of entries symbolic, run on `steps` (pairs of different numbers)."""
+  params = [jnp.asarray(value) for value in initial]
+  state = transform.init(params)
+  scope = jax.export.SymbolicScope()
+
+  def spec(value, shape, name):
+    if not isinstance(value, tuple):
+      return jax.ShapeDtypeStruct(value.shape, value.dtype)
+    length = jax.export.symbolic_shape(name, scope=scope)[0]
+    return jaxopt_port.RowSparse(
+        jax.ShapeDtypeStruct((length,),
+                             jax.dtypes.canonicalize_dtype(value[1].dtype)),
+        jax.ShapeDtypeStruct((length, *shape[1:]), value[0].dtype), shape[0])
+
+  exported = jax.export.export(jax.jit(transform.update))(
+      [spec(g, shape, f"n{i}") for i, (g, shape) in enumerate(
+          zip(steps[0], cases.SHAPES))],
+      *jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                    (state, params)))
+  trajectory = []
+  for step in steps:
+    grads = [jaxopt_port.RowSparse(jnp.asarray(g[1]), jnp.asarray(g[0]),
+                                   shape[0])
+             if isinstance(g, tuple) else jnp.asarray(g)
+             for g, shape in zip(step, cases.SHAPES)]
+    updates, state = exported.call(grads, state, params)
+    params = optax.apply_updates(params, updates)
+    trajectory.append([np.asarray(p) for p in params])
+  return trajectory
+
+
+def _varying_entries():
+  """The problem's first four steps, the tables' entries cut to 2 and 3 at
+  the second and fourth (a partial batch's)."""
+  initial, gradients = cases.problem()
+  steps = [[(g[0][:cut], g[1][:cut]) if isinstance(g, tuple) else g
+            for g in step]
+           for step, cut in zip(gradients, (4, 2, 4, 3))]
+  return initial, steps
+
+
+@pytest.mark.parametrize("name", SYMBOLIC_CASES)
+def test_port_takes_a_symbolic_number_of_entries(name):
+  """The port exported with `jax.export`, the tables' numbers of entries
+  symbolic (one program for every number, as the bridge steps a batch
+  dimension traced as None): run on 4, 2, 4 and 3 entries it follows the
+  class given the same `tf.IndexedSlices`, and parts from its mutant."""
+  initial, steps = _varying_entries()
+  make = SYMBOLIC_CASES[name]
+  ported = _exported_steps(tf_bridge.port(make(1.0)), initial, steps)
+  native, mutant = (testing.native_trajectory(make(k), initial, steps,
+                                              backend="eager")
+                    for k in (1.0, MUTATION))
+  testing.compare_trajectories(ported, native, rtol=cases.RTOL,
+                               atol=cases.ATOL, initial=initial,
+                               expected_name=name)
+  with pytest.raises(AssertionError, match="part at step"):
+    testing.compare_trajectories(ported, mutant, rtol=cases.RTOL,
+                                 atol=cases.ATOL, initial=initial,
+                                 expected_name=f"{name} (mutant)")
+
+
+def test_a_sparse_hook_that_needs_a_number_of_entries_is_refused():
+  """A hook whose JAX form needs a static number of entries (`tf.size` of
+  them) is refused for a symbolic one, naming the class and the cause; the
+  same port takes each static number (the bridge densifies then)."""
+  initial, steps = _varying_entries()
+  with pytest.raises(jaxopt_port.UnknownEntriesError, match=(
+      r"^tf_bridge.port cannot convert VisitSGD's sparse hook for a number "
+      r"of entries known only when the step runs: "
+      r"InconclusiveDimensionOperation: Symbolic dimension 'n1' used in a "
+      r"context that requires a constant")):
+    _exported_steps(tf_bridge.port(VisitSGD(0.01)), initial, steps)
+  ported = cases.port_trajectories([tf_bridge.port(VisitSGD(0.01))],
+                                   initial, steps[:1])[0]
+  native = testing.native_trajectories([VisitSGD(0.01)], initial,
+                                       steps[:1])[0]
+  testing.compare_trajectories(ported, native, rtol=cases.RTOL,
+                               atol=cases.ATOL, initial=initial,
+                               expected_name="VisitSGD")
 
 
 @pytest.mark.parametrize("make,mode", [

@@ -418,19 +418,21 @@ def adopt(cls: type) -> type:
   `tf_bridge.legacy.adopt` and `tf_bridge.tf_keras.adopt` adopt it on
   tf_keras's hosts.
 
-  A sparse gradient (`tf.IndexedSlices`, an `Embedding`'s) goes through
-  `cls`'s own sparse hook, on every host. Its entries reach the hook as they
-  come where their number is known when the step is traced (whole batches,
-  eager steps: the class is converted for each number; eagerly, a
-  variable's numbers past its fourth go as next). Where it is not (a batch
-  dimension traced as None: Keras 3's `fit` on arrays, a partial last
-  batch), a class whose base sums repeated indices before its sparse hook
-  gets their sum as an entry per row of the table, an untouched row's
-  padding (index past the last row, zero values): the same gradient to the
-  hook, at a dense step's cost. One that takes them as they come (its own
+  A sparse gradient (`tf.IndexedSlices`, an `Embedding`'s; a BCOO over
+  rows on Keras's JAX backend) goes through `cls`'s own sparse hook, on
+  every host. Its entries reach the hook as they come: where their number is
+  known when the step is traced (whole batches, eager steps, the JAX
+  backend), the class is converted for each number (eagerly, a summing
+  class's numbers past a variable's fourth go summed and padded, as below);
+  where it is not (a batch dimension traced as None: Keras 3's `fit` on
+  arrays, a partial last batch), for a symbolic number, once. Where the
+  hook cannot take a symbolic number (`jaxopt_port.UnknownEntriesError`), a
+  class whose base sums repeated indices before its sparse hook gets their
+  sum as an entry per row of the table, an untouched row's padding (index
+  past the last row, zero values): the same gradient to the hook, at a
+  dense step's cost; one that takes them as they come (its own
   `_resource_apply_sparse_duplicate_indices`, a Keras 3 class) gets the
-  gradient densified, with a warning: a number of entries unknown in
-  advance cannot be padded for it. (Keras on JAX densifies them.)
+  gradient densified, with a warning naming the cause.
   """
   from tf_bridge._keras3 import Keras3Optimizer, keras_optimizer  # pylint: disable=import-outside-toplevel
   return adopted(cls, Keras3Optimizer, keras_optimizer)

@@ -65,9 +65,8 @@ def apply(fused: Any, distribution: Any, groups: Sequence[Sequence[int]],
   calls, assignments = [], []
   for number, (group, (sub_layout, positions, local)) in enumerate(
       zip(groups, placed)):
-    def update_on_device(_, variables, grads, local_variables, remote_values,
-                         rate, group=group, sub_layout=sub_layout,
-                         local=local):
+    def update(variables, grads, local_variables, remote_values, rate,
+               group=group, sub_layout=sub_layout, local=local):
       grads, row_indices, sparse = fused.step_gradients(grads, variables)
       apply_group = _compiled_group(
           fused, group, sub_layout, local, tuple(present[i] for i in group),
@@ -80,6 +79,9 @@ def apply(fused: Any, distribution: Any, groups: Sequence[Sequence[int]],
                            [s.handle for s in local_variables],
                            list(remote_values), rate, row_indices,
                            iterations)
+
+    def update_on_device(_, *arguments, update=update):
+      return fused.densifying_unknown_entries(lambda: update(*arguments))
 
     remote = [j for j, is_local in zip(positions, local) if not is_local]
     done, *new_values = tf.nest.flatten(distribution.extended.update(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +37,9 @@ class FusedTransform(ConfiguredTransform):
     # Per variable, the numbers of entries its sparse gradients took as they
     # came, for a transform traced for each (`step_gradients`).
     self._entry_lengths: dict[Any, set[int]] = {}
+    # Why the transform cannot take a number of entries unknown where the
+    # step is traced, once it refused one (`UnknownEntriesError`).
+    self._unknown_entries_refusal: str | None = None
 
   @property
   def keys(self) -> list[str]:
@@ -162,7 +165,7 @@ class FusedTransform(ConfiguredTransform):
     state_variables = [state_variables[i]
                        for i in self.layout.stored_order]
 
-    def update_on_device(_, variables, grads, state_variables, learning_rate):
+    def update(variables, grads, state_variables, learning_rate):
       grads, row_indices, sparse = self.step_gradients(grads, variables)
       inputs = (list(variables), grads, list(state_variables), learning_rate,
                 row_indices, iterations)
@@ -173,6 +176,9 @@ class FusedTransform(ConfiguredTransform):
       return self.compiled_apply(present, sparse, decay, inputs)(
           [v.handle for v in variables], grads,
           [s.handle for s in state_variables], *inputs[3:])
+
+    def update_on_device(_, *arguments):
+      return self.densifying_unknown_entries(lambda: update(*arguments))
 
     # Not converted by autograph, as `extended.update` would (seconds of a
     # first step, for code without Python control flow on tensors).
@@ -187,17 +193,35 @@ class FusedTransform(ConfiguredTransform):
     """`step_gradients` in this transform's sparse mode, with the numbers
     of entries each variable's sparse gradients took as they came."""
     return step_gradients(grads, variables, self.sparse_rows,
-                          self._entry_lengths)
+                          self._entry_lengths, self._unknown_entries_refusal)
+
+  def densifying_unknown_entries(self, update: Callable[[], Any]) -> Any:
+    """`update()`, which builds the step; where the transform refuses the
+    unknown number of entries it was given (`UnknownEntriesError`), built
+    again with such gradients summed and padded or densified
+    (`_static_entries`), as every later step is."""
+    try:
+      return update()
+    except _row_sparse.UnknownEntriesError as error:
+      if self._unknown_entries_refusal is not None:
+        raise
+      self._unknown_entries_refusal = str(error)
+      return update()
 
   def entry_lengths(self, row_indices: Sequence[Any]
                     ) -> tuple[int, ...] | None:
     """The sparse gradients' numbers of entries, static, for a transform
     traced for each (`jaxopt_port.sparse_mode` in
     `STATIC_LENGTH_MODES`: a port's, which runs its class's own sparse
-    hook), else None (the step's gradient length is symbolic)."""
+    hook), else None (the step's gradient length is symbolic: another
+    transform's, or one of those given a number unknown where the step is
+    traced)."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
     if self.sparse_rows not in _row_sparse.STATIC_LENGTH_MODES:
       return None
-    return tuple(int(indices.shape[0]) for indices in row_indices)
+    lengths = tuple(tf.compat.dimension_value(indices.shape[0])
+                    for indices in row_indices)
+    return None if None in lengths else lengths
 
   def compiled_apply(self, present: tuple[bool, ...],
                      sparse: tuple[bool, ...],
@@ -351,7 +375,8 @@ _LENGTHS_KEPT = 4
 
 def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
                    sparse_rows: str | None,
-                   lengths_seen: dict[Any, set[int]] | None = None
+                   lengths_seen: dict[Any, set[int]] | None = None,
+                   unknown_entries_refusal: str | None = None
                    ) -> tuple[list[Any], list[Any], tuple[bool, ...]]:
   """The fused step's gradients, in the variables' dtypes.
 
@@ -362,8 +387,10 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
 
   A transform traced for each number of entries ("entries",
   "summed_entries": a port's, which runs its class's own sparse hook on
-  them) gets a static number (`_static_entries`). `lengths_seen`: per
-  variable, the numbers it took as they came (updated here).
+  them) gets a static number, or where that is unknown a symbolic one or
+  a dense gradient (`_static_entries`). `lengths_seen`: per variable, the
+  numbers it took as they came (updated here). `unknown_entries_refusal`:
+  why the transform cannot take an unknown number, if it refused one.
 
   Returns the gradients, the row indices and which variables are sparse.
   """
@@ -380,7 +407,8 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
     if by_entries and isinstance(grad, tf.IndexedSlices):
       entries = _static_entries(
           grad, variable, sparse_rows == _row_sparse.SUMMED_ENTRIES,
-          {} if lengths_seen is None else lengths_seen)
+          {} if lengths_seen is None else lengths_seen,
+          unknown_entries_refusal)
     if grad is None:
       step.append(tf.zeros_like(variable))
       sparse.append(False)
@@ -402,26 +430,30 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
 
 
 def _static_entries(grad: Any, variable: Any, summed: bool,
-                    lengths_seen: dict[Any, set[int]]
+                    lengths_seen: dict[Any, set[int]],
+                    unknown_entries_refusal: str | None
                     ) -> tuple[Any, Any] | None:
-  """A sparse gradient's values and int32 indices, of a number of entries
-  known where the step is traced, for a transform traced for each number
-  (one conversion of its class per number), or None: densify it.
+  """A sparse gradient's values and int32 indices for a transform traced
+  for each number of entries (one conversion of its class per number), or
+  None: densify it.
 
   Where the number is static (batches of one shape in a `tf.function`, an
   eager step), the entries as they come; a transform that sums repeated
   indices itself (`summed`) takes at most `_LENGTHS_KEPT` numbers per
   variable so (eagerly, tf_keras 2.11+'s summed entries come in a number
-  of their own each step), and the others as an unknown number. Where it
-  is unknown (a batch dimension traced as None: Keras 3's `fit` on arrays,
-  Keras relaxing one after a batch of another size; tf_keras 2.11+'s
-  summed entries in a `tf.function`), a `summed` transform gets their sum
+  of their own each step), and the others summed and padded (below).
+  Where it is unknown (a batch dimension traced as None: Keras 3's `fit`
+  on arrays, Keras relaxing one after a batch of another size; tf_keras
+  2.11+'s summed entries in a `tf.function`), the entries as they come, of
+  a symbolic number (one conversion serves every number). Where the
+  transform refused that (`unknown_entries_refusal`: its class's sparse
+  hook needs a static number), a `summed` transform gets their sum
   (`tf.math.unsorted_segment_sum`, as its class's API sums them) as an
   entry per row of the table: a touched row's own, the others padding
-  (index `num_rows`, zero values; its class's scatters drop them). The
-  same gradient to it, at the cost of a dense step. One that takes them as
-  they come cannot be padded to a number known in advance: its gradient is
-  densified (its class's dense hook runs), with a warning."""
+  (index `num_rows`, zero values; its class's scatters drop them), the same
+  gradient to it at the cost of a dense step; one that takes them as they
+  come cannot be padded: its gradient is densified (its class's dense hook
+  runs), with a warning."""
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   dtype, shape = tf.as_dtype(variable.dtype).base_dtype, variable.shape
   values, indices = tf.cast(grad.values, dtype), tf.cast(grad.indices,
@@ -434,23 +466,18 @@ def _static_entries(grad: Any, variable: Any, summed: bool,
   if length is not None and (length in seen or len(seen) < _LENGTHS_KEPT
                              or not summed):
     seen.add(length)
-    return (tf.ensure_shape(values, [length, *shape[1:]]),
-            tf.ensure_shape(indices, [length]))
-  if not summed:
-    warnings.warn(
-        f"The sparse gradient of {name} has a number of entries unknown "
-        "where the step is traced (a batch dimension traced as None: "
-        "Keras 3's fit on arrays, or after a batch of another size), and "
-        "the optimizer's sparse hook takes repeated indices as they come "
-        "(its class overrides _resource_apply_sparse_duplicate_indices or "
-        "_deduplicate_sparse_grad, or is a Keras 3 class), so their sum "
-        "padded to the table's rows would be another gradient to it: the "
-        "gradient is densified and the class's dense hook runs. Batches of "
-        "one shape (a dataset batched with drop_remainder=True) or eager "
-        "steps keep it sparse.", stacklevel=2)
-    return None
-  # Row r's entry is the sum of its values if it was touched, else padding:
-  # static shapes, which XLA compiles (a `tf.unique` of the rows would not).
+  elif length is not None or unknown_entries_refusal is not None:
+    return (_summed_and_padded(values, indices, shape) if summed
+            else _densified_with_warning(name, unknown_entries_refusal))
+  return (tf.ensure_shape(values, [length, *shape[1:]]),
+          tf.ensure_shape(indices, [length]))
+
+
+def _summed_and_padded(values: Any, indices: Any, shape: Any
+                       ) -> tuple[Any, Any]:
+  """Row r's entry is the sum of its values if it was touched, else padding:
+  static shapes, which XLA compiles (a `tf.unique` of the rows would not)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
   num_rows = int(shape[0])
   touched = tf.math.unsorted_segment_max(
       tf.ones_like(indices), indices, num_rows) > 0
@@ -458,6 +485,20 @@ def _static_entries(grad: Any, variable: Any, summed: bool,
   return (tf.ensure_shape(tf.math.unsorted_segment_sum(values, indices,
                                                        num_rows),
                           [num_rows, *shape[1:]]), rows)
+
+
+def _densified_with_warning(name: str, refusal: str) -> None:
+  warnings.warn(
+      f"The sparse gradient of {name} has a number of entries unknown "
+      "where the step is traced (a batch dimension traced as None: Keras "
+      "3's fit on arrays, or after a batch of another size), and the "
+      f"optimizer cannot take one ({refusal}); its sparse hook takes "
+      "repeated indices as they come (its class overrides "
+      "_resource_apply_sparse_duplicate_indices or _deduplicate_sparse_grad, "
+      "or is a Keras 3 class), so their sum padded to the table's rows would "
+      "be another gradient to it: the gradient is densified and the class's "
+      "dense hook runs. Batches of one shape (a dataset batched with "
+      "drop_remainder=True) or eager steps keep it sparse.", stacklevel=3)
 
 
 def refuse_sparse(sparse_rows: str | None, variable: Any) -> None:
@@ -474,10 +515,12 @@ def jax_step_gradients(grads: Sequence[Any], params: Sequence[Any],
                                                          tuple[bool, ...]]:
   """`step_gradients` for Keras 3's JAX backend: a gradient over rows (a
   `jaxopt_port.RowSparse`, or a `jax.experimental.sparse.BCOO` whose
-  indices pick rows) stays sparse for a transform that takes them; any
-  other BCOO is densified."""
+  indices pick rows) stays sparse for a transform that takes them (a port
+  traced per number of entries too: JAX's are static); any other BCOO is
+  densified."""
   from jax.experimental import sparse as jax_sparse  # pylint: disable=import-outside-toplevel
-  by_rows = sparse_rows in _row_sparse.SPARSE_INPUT_MODES
+  by_rows = sparse_rows in (*_row_sparse.SPARSE_INPUT_MODES,
+                            *_row_sparse.STATIC_LENGTH_MODES)
   step, row_indices, sparse = [], [], []
   for grad, param in zip(grads, params):
     if isinstance(grad, jax_sparse.BCOO):

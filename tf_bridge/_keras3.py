@@ -78,8 +78,8 @@ class Keras3Optimizer(HyperparameterAttributes, BridgedOptimizer,
   (`jaxopt_port.sparse_mode`: the ports declare it, and
   `jaxopt_port.with_row_sparse_gradients(tx, "rows")` makes any transform
   whose update is row by row take them), so only the touched rows are read
-  and written; a port of a TensorFlow class (`tf_bridge.adopt`) gets it of
-  a static number of entries, for the class's own sparse hook (see
+  and written; a port of a TensorFlow class (`tf_bridge.adopt`) gets its
+  entries as they come, for the class's own sparse hook (see
   `tf_bridge.adopt`); otherwise it is densified, duplicate indices summed.
 
   A factory argument may be another bridged optimizer (TFA's

@@ -392,7 +392,8 @@ def register_unique() -> None:
   static size: the distinct values come sorted, padded to the input's
   length with the largest integer (a row no table has, which gathers read
   as fill and scatters drop; sums over them are zero); each input's
-  position among them is TF's."""
+  position among them is TF's. By a sort, not `jnp.unique`, whose size
+  must be a number: the input's length may be symbolic (`jax.export`)."""
   import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
   if not ops.get_unsupported_operations(["Unique"]):
@@ -402,11 +403,15 @@ def register_unique() -> None:
     position_dtype = tf.dtypes.as_dtype(proto.attr["out_idx"].type)
 
     def unique(x):
-      values, positions = jnp.unique(
-          x, return_inverse=True, size=x.shape[0],
-          fill_value=jnp.iinfo(x.dtype).max)
-      return values, positions.reshape(x.shape).astype(
+      order = jnp.argsort(x, stable=True)
+      ordered = x[order]
+      previous = jnp.concatenate([ordered[:1], ordered[:-1]])
+      starts = (ordered != previous).at[0].set(True)
+      positions = (jnp.cumsum(starts) - 1).astype(
           position_dtype.as_numpy_dtype)
+      values = jnp.full_like(x, jnp.iinfo(x.dtype).max).at[positions].set(
+          ordered)
+      return values, jnp.zeros_like(positions).at[order].set(positions)
 
     return unique
 

@@ -200,8 +200,9 @@ def _short_name(variable: Any) -> str:
   return variable.name.split(":")[0].rsplit("/", 1)[-1]
 
 
-# Per gradient leaf: None (dense), or a sparse one's (entries, index dtype).
-Sparsity = tuple[int, np.dtype] | None
+# Per gradient leaf: None (dense), or a sparse one's (entries, index dtype);
+# entries None where the number is symbolic (`jax.export`).
+Sparsity = tuple[int | None, np.dtype] | None
 
 
 def _gradient_specs(specs: list[jax.ShapeDtypeStruct],
@@ -254,7 +255,11 @@ def _traced(optimizer: Any, host: _hosts.Host,
   tracer = _hosts.copy_of(optimizer)
   variables = [host.variable(_probe_values(spec, 0), f"port_variable_{i}")
                for i, spec in enumerate(specs)]
-  global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
+  global_step = getattr(tracer, "_global_step", None)
+  if host is not _hosts.TF1 or not isinstance(global_step, tf.Variable):
+    global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
+  # Else a TF1 class that reads the step it was made with (AdagradDA): that
+  # step is the one its caller advances.
 
   def apply(flat):
     # Fused kernels take bare handles, which a graph does not count as
@@ -456,6 +461,34 @@ def _probe(optimizer: Any, host: _hosts.Host) -> None:
     pass
 
 
+def _static_size(size: Any) -> int | None:
+  """A dimension's size, or None where it is symbolic (`jax.export`)."""
+  return size if isinstance(size, int) else None
+
+
+@contextlib.contextmanager
+def _symbolic_entries_refused(optimizer: Any, grads: Any) -> Iterator[None]:
+  """Within it, a step on sparse gradients of a symbolic number of entries
+  that the class's sparse hook cannot be traced or converted for (a Python
+  number taken from their shape, an op whose JAX form needs a static size)
+  raises `UnknownEntriesError`, naming the class and the cause."""
+  symbolic = any(is_row_sparse(grad) and
+                 _static_size(grad.indices.shape[0]) is None
+                 for grad in jax.tree.leaves(grads, is_leaf=is_row_sparse))
+  try:
+    yield
+  except PortError:
+    raise
+  except Exception as error:  # pylint: disable=broad-exception-caught
+    if not symbolic:
+      raise
+    first_line = str(error).strip().partition("\n")[0]
+    raise _row_sparse.UnknownEntriesError(
+        f"tf_bridge.port cannot convert {type(optimizer).__name__}'s sparse "
+        "hook for a number of entries known only when the step runs: "
+        f"{type(error).__name__}: {first_line}") from error
+
+
 def _outside_callers_context(make: Callable[[], Any]) -> Any:
   """`make()` run eagerly in a thread of its own, even where a Keras step
   being traced asks for the state: a graph's distribution strategy and
@@ -509,7 +542,11 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   The transform declares it (`jaxopt_port.sparse_mode`): "summed_entries"
   where the class's API sums repeated indices before its sparse hook, else
   "entries"; the bridged classes (`adopt`) hand it their sparse gradients
-  so (see `tf_bridge.adopt`).
+  so (see `tf_bridge.adopt`). Under `jax.export` the number of entries may
+  be symbolic (one conversion serves every number); a sparse hook that
+  needs it as a number there (`tf.size` of the entries, a Python number
+  from their shape) raises `jaxopt_port.UnknownEntriesError`, naming the
+  class and the cause.
 
   `update` needs `params` (the class's update reads its variables).
   """
@@ -522,7 +559,8 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
     # An empty tree's state has the class's slots, found on one variable.
     specs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves
              ] or [jax.ShapeDtypeStruct((1,), jnp.float32)]
-    sparsity = [(grad.indices.shape[0], np.dtype(grad.indices.dtype))
+    sparsity = [(_static_size(grad.indices.shape[0]),
+                 np.dtype(grad.indices.dtype))
                 if is_row_sparse(grad) else None
                 for grad in ([] if grads is None else
                              treedef.flatten_up_to(grads))]
@@ -548,9 +586,10 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
                                               is_leaf=is_row_sparse))):
       grad_leaves, grad_def = jax.tree.flatten(updates, is_leaf=is_row_sparse)
       _row_sparse._check_row_sparse(grad_leaves, grad_def, params)  # pylint: disable=protected-access
-    conversion, leaves, treedef = converted(params, updates)
-    new_leaves, state = conversion.update(
-        treedef.flatten_up_to(updates), state, leaves, treedef)
+    with _symbolic_entries_refused(optimizer, updates):
+      conversion, leaves, treedef = converted(params, updates)
+      new_leaves, state = conversion.update(
+          treedef.flatten_up_to(updates), state, leaves, treedef)
     return jax.tree.unflatten(treedef, new_leaves), state
 
   return _row_sparse.declare_sparse_mode(

@@ -3,7 +3,11 @@ tests/test_adopt_hosts.py. `python adopted_elsewhere.py BACKEND [MODEL...]`:
 
 - jax: Keras 3 on its JAX backend trains a model with
   `tf_bridge.adopt(CenteredMomentumSGD)` and with a mutant of it (momentum
-  1 % off): the class is converted with TensorFlow, the step runs in JAX.
+  1 % off): the class is converted with TensorFlow, the step runs in JAX;
+  and the adoptions of classes with sparse hooks of their own, and their
+  mutants, apply a table's sparse gradients (BCOO over rows, of 4, 2 and 5
+  entries, a repeated index in each; the class itself applies them as
+  `tf.IndexedSlices` on the tensorflow backend, and given them densified).
 - tensorflow: the same fit on the TensorFlow backend, and the class itself
   training the same tf_keras model (its own generation); the adoption of
   the TF1 class `AdagradDecay` under `tf.distribute.MirroredStrategy` over
@@ -91,6 +95,65 @@ def sparse_strategy_runs(mirrored):
           "mutant": weights(keras, lambda: adopted(
               **{**MOMENTUM, "momentum": MOMENTUM["momentum"] * 1.01}),
                             mirrored)}
+
+
+# Classes with sparse hooks of their own applying `sparse_steps`: their
+# arguments, one multiplied by `k`.
+SPARSE_APPLIED = {
+    "EntrySignSGD": lambda k: {"learning_rate": 0.1 * k},
+    "LazyMomentum": lambda k: {"learning_rate": 0.1, "momentum": 0.9 * k},
+}
+
+
+def sparse_steps():
+  """A table's initial value and three sparse gradients of it, (values,
+  indices) of 4, 2 and 5 entries; in the first and the last the first
+  index repeats, its second entry of the other sign (so the sign of their
+  sum is not the sum of their signs)."""
+  rng = np.random.default_rng(5)
+  steps = []
+  for n in (4, 2, 5):
+    values = rng.standard_normal((n, 3)).astype(np.float32)
+    if n > 2:
+      values[2] = -0.5 * values[0]
+    steps.append((values, np.array([1, 3, 1, 4, 0][:n], np.int32)))
+  return rng.standard_normal((6, 3)).astype(np.float32), steps
+
+
+def sparse_apply_runs():
+  """Per class: on Keras's JAX backend, its adoption's and its mutant's
+  table after `apply` of the steps as BCOO gradients, and how many sparse
+  steps the adoption compiled; on the TensorFlow backend, the class's own
+  after `apply_gradients` of them as `tf.IndexedSlices`, and given them
+  densified."""
+  initial, steps = sparse_steps()
+  runs = {}
+  for name, arguments in SPARSE_APPLIED.items():
+    cls = getattr(port_classes, name)
+    if keras.backend.backend() == "jax":
+      import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
+      from jax.experimental import sparse  # pylint: disable=import-outside-toplevel
+      adopted, run = tf_bridge.adopt(cls), {}
+      for key, k in (("adopted", 1.0), ("mutant", 1.01)):
+        variable, optimizer = keras.Variable(initial), adopted(**arguments(k))
+        for values, indices in steps:
+          optimizer.apply([sparse.BCOO(
+              (jnp.asarray(values), jnp.asarray(indices[:, None])),
+              shape=initial.shape)], [variable])
+        run[key] = np.asarray(variable.value).tolist()
+      run["sparse_steps"] = sum(1 for key in optimizer._fused._steps  # pylint: disable=protected-access
+                                if any(key[2]))
+    else:
+      run = {}
+      for key, make in (("native", cls),
+                        ("densified", adopt_fits.densifying(cls))):
+        variable, optimizer = tf.Variable(initial), make(**arguments(1.0))
+        for values, indices in steps:
+          optimizer.apply_gradients([(tf.IndexedSlices(
+              values, indices, tf.constant(initial.shape)), variable)])
+        run[key] = variable.numpy().tolist()
+    runs[name] = run
+  return runs
 
 
 def loaded(paths):
@@ -198,6 +261,7 @@ def main():
     results["loaded"] = loaded(sys.argv[2:])
   results.update(backend_runs())
   results["backend"] = keras.backend.backend()
+  results["sparse apply"] = sparse_apply_runs()
   if sys.argv[1] == "tensorflow":
     results["lr"] = lr_runs()
     # Last: the policy is global.
