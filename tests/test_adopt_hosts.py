@@ -236,6 +236,17 @@ def test_another_class_of_the_registered_name_is_refused(adopted):
     tf_bridge.legacy.adopt(Registered)
 
 
+def test_adopting_a_class_again_gives_its_adoption():
+  """A second `adopt(cls)` on a host (the parity command's, a test's) gives
+  the class adopted first, which stays the registered one: a model saved
+  with the class the user's module holds loads as that class."""
+  assert (tf_bridge.adopt(port_classes.CenteredMomentumSGD)
+          is port_classes.AdoptedCenteredMomentumSGD)
+  assert keras.saving.get_registered_object(
+      "port_classes>CenteredMomentumSGD") is (
+          port_classes.AdoptedCenteredMomentumSGD)
+
+
 @pytest.fixture(scope="module")
 def saved(adopted, tmp_path_factory):
   """tf_keras models saved with an adopted optimizer of each host after a

@@ -7,6 +7,7 @@ cluster on loopback; logical devices fixed at TensorFlow's start).
 """
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -17,9 +18,12 @@ SCRIPTS = pathlib.Path(__file__).parent / "scripts"
 
 
 def _run(script):
-  result = subprocess.run([sys.executable, str(SCRIPTS / script)],
-                          capture_output=True, text=True, timeout=600,
-                          check=False)
+  result = subprocess.run(
+      [sys.executable, str(SCRIPTS / script)], capture_output=True,
+      text=True, timeout=600, check=False,
+      env={**os.environ, "PYTHONPATH": os.pathsep.join(
+          [str(SCRIPTS.parent),
+           *filter(None, [os.environ.get("PYTHONPATH")])])})
   assert result.returncode == 0, result.stderr[-3000:]
   return json.loads(result.stdout)
 
@@ -36,7 +40,8 @@ def two_devices():
 
 SERVER_CASES = ["legacy.Adam", "legacy.Nadam", "legacy.SGD",
                 "legacy.tf1.Adam", "keras3.Adam", "keras3.Adafactor",
-                "fit.legacy.Adagrad", "fit.legacy.Adam"]
+                "legacy.adopt(LazyMomentum)", "fit.legacy.Adagrad",
+                "fit.legacy.Adam", "fit.legacy.adopt(LazyMomentum)"]
 
 
 @pytest.mark.xdist_group("parameter_servers")
@@ -57,6 +62,17 @@ def test_sharded_embedding_updates_its_touched_rows(servers):
   server (Adam densifies, as native's does)."""
   assert servers["fit.legacy.Adagrad"]["sparse_steps"] > 0
   assert servers["fit.legacy.Adam"]["sparse_steps"] == 0
+
+
+@pytest.mark.xdist_group("parameter_servers")
+def test_an_adopted_lazy_class_on_parameter_servers(servers):
+  """A user's lazy OptimizerV2 class adopted on tf_keras's OptimizerV2:
+  each server's call runs the class's converted update of its variables
+  (one program over every variable, whose parts read no other's), each
+  shard's sparse gradient through the class's sparse hook; its mutant
+  (momentum 1 % off) parts from the class."""
+  assert servers["fit.legacy.adopt(LazyMomentum)"]["sparse_steps"] > 0
+  assert servers["legacy.adopt(LazyMomentum)"]["mutant_diff"] > 1e-4
 
 
 @pytest.mark.xdist_group("parameter_servers")

@@ -100,9 +100,11 @@ print("with it:", type(optimizer) is my_optimizers.CenteredMomentum,
 
 
 def test_a_new_process_loads_a_users_class_once_its_module_is_imported(
-    tmp_path):
+    tmp_path, request):
   (tmp_path / "my_optimizers.py").write_text(USERS_MODULE)
   sys.path.insert(0, str(tmp_path))
+  # Forgotten after the test: another test's my_optimizers is another module.
+  request.addfinalizer(lambda: sys.modules.pop("my_optimizers", None))
   try:
     import my_optimizers  # pylint: disable=import-outside-toplevel
   finally:

@@ -331,10 +331,15 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
   registered under `cls.__module__` in the host's registry. A name there
   that is not this host's adoption of `cls` (the class itself, registered
   by its user; its adoption on the other tf_keras host) is refused: models
-  saved with it would load as another class. `options` go to
+  saved with it would load as another class. `cls` adopted on `host`
+  already gives that adoption again (the class a module holds, which its
+  saved models load as, stays the registered one). `options` go to
   `keras_optimizer`."""
   registered_name = f"{cls.__module__}>{cls.__name__}"
   holder = host._registered_class(registered_name)  # pylint: disable=protected-access
+  if (holder is not None and _is_adoption(holder, cls, host)
+      and holder.adopted_class is cls):
+    return holder
   if holder is not None and not _is_adoption(holder, cls, host):
     raise ValueError(
         f"{registered_name!r} is the registered name of "

@@ -217,10 +217,10 @@ def _check_separable(fused: Any, present: tuple[bool, ...],
 
 def _reads(jaxpr: Any, inputs: Sequence[frozenset]):
   """A function giving, for a variable of `jaxpr`, the variables its value
-  is computed from (`inputs`: those of each input): through nested `jit`s
-  and `cond` branches equation by equation (a `cond` on a hyperparameter
-  may take every variable's arrays at once), through any other equation
-  from all its inputs."""
+  is computed from (`inputs`: those of each input): through nested `jit`s,
+  `custom_jvp` calls and `cond` branches equation by equation (a `cond` on
+  a hyperparameter may take every variable's arrays at once), through any
+  other equation from all its inputs."""
   known = dict(zip(jaxpr.invars, inputs))
 
   def of(atom):
@@ -236,6 +236,10 @@ def _reads(jaxpr: Any, inputs: Sequence[frozenset]):
     name = equation.primitive.name
     if name in ("pjit", "jit"):
       outputs = through(equation.params["jaxpr"].jaxpr, equation.invars)
+    elif name == "custom_jvp_call":
+      # One over every variable's arrays, each output its own input's (a
+      # converted TensorFlow graph's IdentityN, whose gradient is custom).
+      outputs = through(equation.params["call_jaxpr"].jaxpr, equation.invars)
     elif name == "cond":
       index, *operands = equation.invars
       per_branch = [through(branch.jaxpr, operands, of(index))

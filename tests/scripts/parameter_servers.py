@@ -4,8 +4,11 @@ joined before the next is scheduled, on whichever worker is free: a
 repeatable run): each bridged class and its native twin run the same
 program; prints, per case, the largest difference of
 their final weights, how far the weights moved, and on how many servers the
-variables live, as JSON. Then a bridged optimizer whose update of a
-variable reads another's (`skip_nonfinite`) is refused with its error.
+variables live, as JSON; among them a user's lazy OptimizerV2 class
+(tests/port_classes.py's `LazyMomentum`, whose sparse hook moves the
+touched rows only) adopted on tf_keras's OptimizerV2, against the class
+itself. Then a bridged optimizer whose update of a variable reads
+another's (`skip_nonfinite`) is refused with its error.
 
 Run as its own process: the servers live as long as it does.
 """
@@ -23,6 +26,7 @@ import tensorflow as tf  # pylint: disable=wrong-import-position
 import keras  # pylint: disable=wrong-import-position
 import tf_keras  # pylint: disable=wrong-import-position
 
+import port_classes  # pylint: disable=wrong-import-position
 import tf_bridge  # pylint: disable=wrong-import-position
 import tf_bridge.legacy  # pylint: disable=wrong-import-position
 import tf_bridge.legacy.tf1  # pylint: disable=wrong-import-position
@@ -140,6 +144,8 @@ def main():
   coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(
       strategy)
   legacy = tf_keras.optimizers.legacy
+  lazy = port_classes.LazyMomentum
+  adopted_lazy = tf_bridge.legacy.adopt(lazy)
   # name: (bridged, native, Keras generation is legacy).
   loops = {
       "legacy.Adam": (lambda: tf_bridge.legacy.Adam(0.05),
@@ -155,6 +161,8 @@ def main():
                       lambda: keras.optimizers.Adam(0.05), False),
       "keras3.Adafactor": (lambda: tf_bridge.Adafactor(0.05),
                            lambda: keras.optimizers.Adafactor(0.05), False),
+      "legacy.adopt(LazyMomentum)": (lambda: adopted_lazy(0.05, 0.9),
+                                     lambda: lazy(0.05, 0.9), True),
   }
   report = {}
   for name, (bridged, native, is_legacy) in loops.items():
@@ -165,11 +173,18 @@ def main():
         "max_abs_diff": largest_difference(ours, theirs),
         "moved": largest_difference(initial, ours),
         "servers": servers(model)}
+  # The adoption with its momentum 1 % off, against the class.
+  _, mutant, _ = custom_loop(strategy, coordinator,
+                             lambda: adopted_lazy(0.05, 0.909), True)
+  report["legacy.adopt(LazyMomentum)"]["mutant_diff"] = largest_difference(
+      mutant, theirs)
   for name, (bridged, native) in {
       "fit.legacy.Adagrad": (lambda: tf_bridge.legacy.Adagrad(0.5),
                              lambda: legacy.Adagrad(0.5)),
       "fit.legacy.Adam": (lambda: tf_bridge.legacy.Adam(0.05),
-                          lambda: legacy.Adam(0.05))}.items():
+                          lambda: legacy.Adam(0.05)),
+      "fit.legacy.adopt(LazyMomentum)": (lambda: adopted_lazy(0.05, 0.9),
+                                         lambda: lazy(0.05, 0.9))}.items():
     initial, ours, model = partitioned_fit(partitioned, bridged)
     _, theirs, _ = partitioned_fit(partitioned, native)
     report[name] = {
