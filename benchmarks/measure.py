@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import jax
 import numpy as np
@@ -203,16 +203,17 @@ def worker_memory(implementation, algorithm, shapes, steps) -> dict:
 
 
 def measure_fit(model: str, samples: int, rounds: int,
+                configurations: Iterable[str] = tuple(FIT_CONFIGURATIONS),
                 **model_options: Any) -> dict:
   """`model.fit` steps per second of `model` (a key of FIT_MODELS) with
-  native and bridged Adam in each configuration (FIT_CONFIGURATIONS): one
-  epoch of each in turn, each round starting one configuration later,
-  `rounds` times; the median over the epochs after the first (which
-  compiles), and the epochs' steps per second by round, so that a ratio
-  can pair epochs run close in time (this machine's speed moves between
-  modes from one epoch to the next)."""
+  native and bridged Adam in each of `configurations` (keys of
+  FIT_CONFIGURATIONS, all by default): one epoch of each in turn, each
+  round starting one configuration later, `rounds` times; the median over
+  the epochs after the first (which compiles), and the epochs' steps per
+  second by round, so that a ratio can pair epochs run close in time (this
+  machine's speed moves between modes from one epoch to the next)."""
   models = {name: FIT_MODELS[model](name, samples, **model_options)
-            for name in FIT_CONFIGURATIONS}
+            for name in configurations}
   losses = {}
 
   def epoch(name):

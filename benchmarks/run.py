@@ -114,8 +114,8 @@ def main(argv=None) -> int:
   frameworks = [JAX_IMPLEMENTATIONS] + ([TF_IMPLEMENTATIONS] if with_tf
                                         else [])
   # A process of its own per implementation; a smoke run's figures mean
-  # nothing, so it measures each framework's in one process.
-  batches = frameworks if args.smoke else [
+  # nothing, so it measures them all in one process.
+  batches = [sum(frameworks, [])] if args.smoke else [
       [implementation] for framework in frameworks
       for implementation in framework]
   for batch in batches:
@@ -130,9 +130,14 @@ def main(argv=None) -> int:
     samples = 64 if args.smoke else 512 if args.quick else 2048
     rounds = 2 if args.smoke else 3 if args.quick else 8
     fits = measure_fit("cnn", samples, rounds)
+    # A smoke run fits a 1-layer transformer, in each host's default
+    # configuration only (the CNN's fits run the others' code).
+    smoke_transformer = {"layers": 1, "configurations": [
+        name for name, (_, jit_compile) in FIT_CONFIGURATIONS.items()
+        if jit_compile is None]}
     transformer_fits = measure_fit(
         "transformer", 64 if args.smoke else 256 if args.quick else 1024,
-        rounds, **({"layers": 1} if args.smoke else {}))
+        rounds, **(smoke_transformer if args.smoke else {}))
     for configuration in [] if args.quick else FIT_CONFIGURATIONS:
       fits[configuration].update(in_subprocess(
           {"kind": "fit", "implementation": configuration,

@@ -3,6 +3,7 @@ touches a few rows.
 
     python benchmarks/sparse.py            # 1M x 64 and 10M x 32 tables
     python benchmarks/sparse.py --quick    # a 100k x 16 table, in a minute
+    python benchmarks/sparse.py --smoke    # a 1k x 8 table, in one process
     python benchmarks/sparse.py --no-tf    # the JAX columns only
 
 For each table, number of touched rows and algorithm, in the same run:
@@ -19,8 +20,11 @@ For each table, number of touched rows and algorithm, in the same run:
 - `dedup`: the duplicate rows summed (`jaxopt_port`'s `unique_rows`: a sort
   of the indices and a scatter-add of the values), which a correct step
   does before it reads a row and the roofline kernel does not need.
-Times are medians of interleaved repeats; the TensorFlow pair runs in a
-process of its own per cell (TensorFlow keeps memory of dropped optimizers).
+Times are medians of interleaved repeats; the JAX columns and the TensorFlow
+pair run in a process of their own per cell (TensorFlow keeps memory of
+dropped optimizers), except with `--smoke` (tests/test_benchmarks.py: every
+measurement's code runs, no figure means anything), which measures every
+cell in one process.
 Writes `sparse.json` and the markdown table `sparse.md` into `--out`.
 """
 
@@ -49,6 +53,8 @@ FULL = {"tables": [(1_000_000, 64), (10_000_000, 32)], "touched": [256, 4096],
         "repeats": 100, "dense_repeats": 5}
 QUICK = {"tables": [(100_000, 16)], "touched": [256], "repeats": 10,
          "dense_repeats": 3}
+SMOKE = {"tables": [(1_000, 8)], "touched": [16], "repeats": 2,
+         "dense_repeats": 1}
 
 
 def median_times(runners, repeats, warmup=3):
@@ -166,14 +172,23 @@ def tf_cell(rows, width, touched, algorithm, repeats):
   return median_times(runners, repeats)
 
 
-def cell_in_process(task):
+def cells_in_process(tasks):
+  """The times of each task (one side of a cell), measured in one fresh
+  process."""
   completed = subprocess.run(
-      [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(task)],
-      capture_output=True, text=True, check=False,
+      [sys.executable, os.path.abspath(__file__), "--worker",
+       json.dumps(tasks)], capture_output=True, text=True, check=False,
       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   if completed.returncode != 0:
     raise RuntimeError(completed.stderr[-3000:])
   return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def measured(tasks, one_process):
+  """Each task's times in turn, each task in a process of its own or, with
+  `one_process`, all of them in one."""
+  for batch in [tasks] if one_process else [[task] for task in tasks]:
+    yield from cells_in_process(batch)
 
 
 def markdown(records):
@@ -207,32 +222,38 @@ def markdown(records):
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true")
+  parser.add_argument("--smoke", action="store_true")
   parser.add_argument("--no-tf", action="store_true")
   parser.add_argument("--out", default=None)
   parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   if args.worker:
-    task = json.loads(args.worker)
-    kind = task.pop("kind")
-    times = (tf_cell if kind == "tf" else jax_cell)(**task)
+    times = []
+    for task in json.loads(args.worker):
+      kind = task.pop("kind")
+      times.append((tf_cell if kind == "tf" else jax_cell)(**task))
     print(json.dumps(times))
     return 0
-  settings = QUICK if args.quick else FULL
-  out = args.out or os.path.join(HERE, "quick" if args.quick else ".")
+  settings = SMOKE if args.smoke else QUICK if args.quick else FULL
+  out = args.out or os.path.join(
+      HERE, "quick" if args.quick or args.smoke else ".")
   os.makedirs(out, exist_ok=True)
+  cells = [{"rows": rows, "width": width, "touched": touched,
+            "algorithm": algorithm, "repeats": settings["repeats"]}
+           for rows, width in settings["tables"]
+           for touched in settings["touched"] for algorithm in ALGORITHMS]
+  sides = [{"kind": "jax", "dense_repeats": settings["dense_repeats"]}]
+  if not args.no_tf:
+    sides.append({"kind": "tf"})
+  times = measured([{**side, **cell} for cell in cells for side in sides],
+                   args.smoke)
   records = []
-  for rows, width in settings["tables"]:
-    for touched in settings["touched"]:
-      for algorithm in ALGORITHMS:
-        task = {"rows": rows, "width": width, "touched": touched,
-                "algorithm": algorithm, "repeats": settings["repeats"]}
-        times = cell_in_process({"kind": "jax", **task,
-                                 "dense_repeats": settings["dense_repeats"]})
-        if not args.no_tf:
-          times.update(cell_in_process({"kind": "tf", **task}))
-        records.append({**task, "dense_repeats": settings["dense_repeats"],
-                        "times": times})
-        print(markdown(records[-1:]).splitlines()[-1], flush=True)
+  for cell in cells:
+    records.append({**cell, "dense_repeats": settings["dense_repeats"],
+                    "times": {}})
+    for _ in sides:
+      records[-1]["times"].update(next(times))
+    print(markdown(records[-1:]).splitlines()[-1], flush=True)
   with open(os.path.join(out, "sparse.json"), "w", encoding="utf-8") as f:
     json.dump({"records": records}, f, indent=1)
   with open(os.path.join(out, "sparse.md"), "w", encoding="utf-8") as f:

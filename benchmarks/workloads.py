@@ -102,7 +102,7 @@ def shape_sets(mode: str) -> dict[str, list[tuple[int, ...]]]:
   """The shapes of a run: "full", "quick" (small) or "smoke" (tiny: the
   whole run's code in seconds, for the tests; no figure means anything)."""
   if mode == "smoke":
-    return {"4x1k": [(1_000,)] * 4, "20x100": [(100,)] * 20,
+    return {"2x1k": [(1_000,)] * 2, "5x100": [(100,)] * 5,
             "transformer-1x32": transformer_shapes(1, 32, 256, 32)}
   if mode == "quick":
     return {"10x250k": [(250_000,)] * 10, "50x10k": [(10_000,)] * 50,
