@@ -136,6 +136,26 @@ class SignMomentum(tf_keras.optimizers.Optimizer):
     return config
 
 
+class LazyTfKerasMomentum(SignMomentum):
+  """tf_keras 2.11+: m = b*m + g; var -= lr * m; a sparse gradient (its
+  repeated indices summed by its base) moves the touched rows of `m` and of
+  the variable only."""
+
+  def __init__(self, learning_rate=0.01, beta=0.9,
+               name="LazyTfKerasMomentum", **kwargs):
+    super().__init__(learning_rate, beta, name=name, **kwargs)
+
+  def update_step(self, gradient, variable):
+    lr = tf.cast(self.learning_rate, variable.dtype)
+    m = self._momenta[self._index_dict[self._var_key(variable)]]
+    if not isinstance(gradient, tf.IndexedSlices):
+      return variable.assign_sub(lr * m.assign(self.beta * m + gradient))
+    rows = gradient.indices
+    m_rows = self.beta * tf.gather(m, rows) + gradient.values
+    m.scatter_update(tf.IndexedSlices(m_rows, rows))
+    return variable.scatter_sub(tf.IndexedSlices(lr * m_rows, rows))
+
+
 class KerasSignMomentum(keras.optimizers.Optimizer):
   """Keras 3, the same algorithm in `keras.ops`."""
 

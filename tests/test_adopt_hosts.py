@@ -499,6 +499,12 @@ ROW_DECAY_ADAGRAD = (port_classes.RowDecayAdagrad,
 EAGER, WHOLE_BATCHES = dict(run_eagerly=True), dict(whole_batches=True)
 
 
+def _lazy_tf_keras_momentum(**clipping):
+  """tf_keras 2.11+'s LazyTfKerasMomentum, clipped by its base."""
+  return (port_classes.LazyTfKerasMomentum,
+          lambda k: dict(learning_rate=0.05, beta=0.9 * k, **clipping))
+
+
 def _lazy_momentum_clipped(**clipping):
   """LazyMomentum with OptimizerV2's (or Keras 3's) clipping of its
   gradients, applied before its sparse hook by the host."""
@@ -525,6 +531,11 @@ SPARSE_CASES = {
     # tf_keras 2.11+ sums repeated indices itself, into a number of entries
     # known only when the step runs (eagerly, a number each step).
     "tf_keras.adopt(TF1 class)": ("tf_keras", *ROW_DECAY_ADAGRAD, {}),
+    # Its clipping of a `tf.IndexedSlices` keeps it sparse too.
+    "tf_keras.adopt(tf_keras lazy class), clipnorm": (
+        "tf_keras", *_lazy_tf_keras_momentum(clipnorm=0.05), {}),
+    "tf_keras.adopt(tf_keras lazy class), global_clipnorm": (
+        "tf_keras", *_lazy_tf_keras_momentum(global_clipnorm=0.05), {}),
     "tf_keras.adopt(TF1 class), eager": (
         "tf_keras", *ROW_DECAY_ADAGRAD, EAGER),
 }
