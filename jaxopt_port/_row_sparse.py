@@ -27,9 +27,8 @@ Two more modes are declared by transforms that take a `RowSparse` leaf as
 it is and are traced for its number of entries (`tf_bridge.port`'s, which
 runs a TensorFlow class's own sparse hook; `declare_sparse_mode`): a host
 hands them gradients of a number of entries known when its step is traced,
-or (`ENTRIES`) of a symbolic number (`jax.export`'s shape polymorphism),
-which such a transform refuses with `UnknownEntriesError` where it cannot
-take one.
+or of a symbolic number (`jax.export`'s shape polymorphism), which such a
+transform refuses with `UnknownEntriesError` where it cannot take one.
 
 - `SUMMED_ENTRIES`: the transform sums repeated indices itself first
   (OptimizerV2's and TF1's `_resource_apply_sparse` reached through their
@@ -75,7 +74,7 @@ STATIC_LENGTH_MODES = (ENTRIES, SUMMED_ENTRIES)
 
 class UnknownEntriesError(TypeError):
   """A transform traced per number of entries cannot take a symbolic one
-  (its host then densifies the gradient)."""
+  (the bridge then pads the gradient to the table's rows or densifies it)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -337,10 +337,10 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
   `keras_optimizer`."""
   registered_name = f"{cls.__module__}>{cls.__name__}"
   holder = host._registered_class(registered_name)  # pylint: disable=protected-access
-  if (holder is not None and _is_adoption(holder, cls, host)
-      and holder.adopted_class is cls):
-    return holder
-  if holder is not None and not _is_adoption(holder, cls, host):
+  if holder is not None and _is_adoption(holder, cls, host):
+    if holder.adopted_class is cls:
+      return holder
+  elif holder is not None:
     raise ValueError(
         f"{registered_name!r} is the registered name of "
         f"{_described(holder)}; adopting {cls.__name__} on "

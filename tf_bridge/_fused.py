@@ -199,7 +199,7 @@ class FusedTransform(ConfiguredTransform):
     """`update()`, which builds the step; where the transform refuses the
     unknown number of entries it was given (`UnknownEntriesError`), built
     again with such gradients summed and padded or densified
-    (`_static_entries`), as every later step is."""
+    (`_port_entries`), as every later step is."""
     try:
       return update()
     except _row_sparse.UnknownEntriesError as error:
@@ -388,7 +388,7 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   A transform traced for each number of entries ("entries",
   "summed_entries": a port's, which runs its class's own sparse hook on
   them) gets a static number, or where that is unknown a symbolic one or
-  a dense gradient (`_static_entries`). `lengths_seen`: per variable, the
+  a dense gradient (`_port_entries`). `lengths_seen`: per variable, the
   numbers it took as they came (updated here). `unknown_entries_refusal`:
   why the transform cannot take an unknown number, if it refused one.
 
@@ -405,7 +405,7 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
       refuse_sparse(sparse_rows, variable)
     entries = None
     if by_entries and isinstance(grad, tf.IndexedSlices):
-      entries = _static_entries(
+      entries = _port_entries(
           grad, variable, sparse_rows == _row_sparse.SUMMED_ENTRIES,
           {} if lengths_seen is None else lengths_seen,
           unknown_entries_refusal)
@@ -429,13 +429,13 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   return step, row_indices, tuple(sparse)
 
 
-def _static_entries(grad: Any, variable: Any, summed: bool,
+def _port_entries(grad: Any, variable: Any, summed: bool,
                     lengths_seen: dict[Any, set[int]],
                     unknown_entries_refusal: str | None
                     ) -> tuple[Any, Any] | None:
   """A sparse gradient's values and int32 indices for a transform traced
-  for each number of entries (one conversion of its class per number), or
-  None: densify it.
+  for each number of entries (a port, which runs its class's sparse hook),
+  or None: densify it.
 
   Where the number is static (batches of one shape in a `tf.function`, an
   eager step), the entries as they come; a transform that sums repeated
