@@ -609,6 +609,24 @@ def test_numbers_of_entries_past_those_kept_are_summed_and_padded(
   assert list(seen.values()) == [{adopt_fits.BATCH * adopt_fits.IDS}]
 
 
+def test_numbers_of_entries_are_kept_per_table_of_one_name(monkeypatch):
+  """Two tables named alike (Keras 3 names both Embedding layers'
+  "embeddings") each keep `_LENGTHS_KEPT` numbers of entries (here 1):
+  each is given its entries as they come, neither padded for the other's."""
+  monkeypatch.setattr(_fused, "_LENGTHS_KEPT", 1)
+  tables = [tf.Variable(tf.zeros([6, 2]), name="embeddings")
+            for _ in range(2)]
+  grads = [tf.IndexedSlices(tf.ones([length, 2]), tf.range(length),
+                            tf.constant([6, 2])) for length in (2, 3)]
+  lengths_seen = {}
+  values, indices, sparse = _fused.step_gradients(
+      grads, tables, "summed_entries", lengths_seen)
+  assert [v.shape.as_list() for v in values] == [[2, 2], [3, 2]]
+  assert [i.numpy().tolist() for i in indices] == [[0, 1], [0, 1, 2]]
+  assert sparse == (True, True)
+  assert sorted(map(sorted, lengths_seen.values())) == [[2], [3]]
+
+
 def test_a_class_taking_repeated_indices_as_they_come(recwarn):
   """`EntrySignSGD` moves a row by each entry (its own
   `_resource_apply_sparse_duplicate_indices`): given the entries as they

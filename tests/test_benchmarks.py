@@ -1,6 +1,6 @@
-"""benchmarks/run.py --smoke (--quick's code on tiny shapes) and
-benchmarks/sparse.py --smoke run and write valid results (no timing is
-asserted: benchmarks are not tests)."""
+"""benchmarks/run.py --smoke (--quick's code on tiny shapes),
+benchmarks/sparse.py --smoke and benchmarks/port.py --smoke run and write
+valid results (no timing is asserted: benchmarks are not tests)."""
 
 import collections
 import functools
@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+
+import originals
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIELDS = {"shape", "parameters", "algorithm", "implementation", "device",
@@ -103,6 +105,34 @@ def test_sparse_smoke_run_writes_every_column(tmp_path):
     assert all(t > 0 for t in record["times"].values())
   table = (tmp_path / "sparse.md").read_text(encoding="utf-8")
   assert table.count("| 1,000 x 8 | 16 |") == 4
+
+
+def test_port_smoke_run_writes_every_ratio(tmp_path):
+  """benchmarks/port.py --smoke, TF Addons importable as the tests import
+  it: every pair's ratios and the one-time conversion."""
+  completed = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "benchmarks", "port.py"),
+       "--smoke", "--json", str(tmp_path / "port.json")],
+      capture_output=True, text=True, check=False, timeout=900,
+      env={**os.environ, "TF_USE_LEGACY_KERAS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [
+               str(originals.DIRECTORY), os.environ.get("PYTHONPATH")]))})
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  with open(tmp_path / "port.json", encoding="utf-8") as f:
+    results = json.load(f)
+  assert (results["variables"], results["floats_per_variable"],
+          results["repeats"]) == (3, 100, 3)
+  assert set(results["algorithms"]) == {"momentum_sgd", "legacy.adam",
+                                        "addons.rectified_adam"}
+  for row in results["algorithms"].values():
+    assert set(row) == {"conversion_seconds", "port_median_seconds",
+                        "catalog_median_seconds", "port_over_catalog",
+                        "port_over_catalog_fastest"}
+    assert all(value > 0 for value in row.values())
+  assert set(results["keras3_momentum_sgd"]) == {
+      "adopted_median_seconds", "catalog_median_seconds",
+      "adopted_over_catalog", "adopted_over_catalog_fastest"}
+  assert "addons.rectified_adam    port/catalog" in completed.stdout
 
 
 def _benchmark_module(name):

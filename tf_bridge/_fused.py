@@ -34,8 +34,9 @@ class FusedTransform(ConfiguredTransform):
     super().__init__(*args, **kwargs)
     # The state's layout, set by `initial_state`.
     self.layout: StateLayout | None = None
-    # Per variable, the numbers of entries its sparse gradients took as they
-    # came, for a transform traced for each (`step_gradients`).
+    # Per variable (its `ref()`), the numbers of entries its sparse
+    # gradients took as they came, for a transform traced for each
+    # (`step_gradients`).
     self._entry_lengths: dict[Any, set[int]] = {}
     # Why the transform cannot take a number of entries unknown where the
     # step is traced, once it refused one (`UnknownEntriesError`).
@@ -388,8 +389,8 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   A transform traced for each number of entries ("entries",
   "summed_entries": a port's, which runs its class's own sparse hook on
   them) gets a static number, or where that is unknown a symbolic one or
-  a dense gradient (`_port_entries`). `lengths_seen`: per variable, the
-  numbers it took as they came (updated here). `unknown_entries_refusal`:
+  a dense gradient (`_port_entries`). `lengths_seen`: per variable (its
+  `ref()`), the numbers it took as they came (updated here). `unknown_entries_refusal`:
   why the transform cannot take an unknown number, if it refused one.
 
   Returns the gradients, the row indices and which variables are sparse.
@@ -462,7 +463,9 @@ def _port_entries(grad: Any, variable: Any, summed: bool,
   if length is None:
     length = tf.compat.dimension_value(indices.shape[0])
   name = getattr(variable, "name", "a variable")
-  seen = lengths_seen.setdefault(name, set())
+  # By the variable itself: two tables may share a name (Keras 3's are
+  # named by their layer's attribute, "embeddings").
+  seen = lengths_seen.setdefault(variable.ref(), set())
   if length is not None and (length in seen or len(seen) < _LENGTHS_KEPT
                              or not summed):
     seen.add(length)
