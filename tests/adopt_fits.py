@@ -18,14 +18,16 @@ def data():
 
 def model_of(library, optimizer, strategy=None):
   """A small `library` (keras or tf_keras) model from the seeded start,
-  compiled with `optimizer()` (inside `strategy`'s scope, if any)."""
+  compiled with `optimizer()` (inside `strategy`'s scope, if any; not
+  compiled where `optimizer` is None: a custom loop steps it)."""
   _, _, initial = data()
   with strategy.scope() if strategy else contextlib.nullcontext():
     model = library.Sequential([library.Input((6,)),
                                 library.layers.Dense(8, activation="tanh"),
                                 library.layers.Dense(1)])
     model.set_weights(initial)
-    model.compile(optimizer=optimizer(), loss="mse")
+    if optimizer is not None:
+      model.compile(optimizer=optimizer(), loss="mse")
   return model
 
 

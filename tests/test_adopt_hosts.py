@@ -9,8 +9,10 @@ Embedding (its gradient a `tf.IndexedSlices`) trained by an adopted class
 with a sparse hook of its own, on Keras 3 and on tf_keras's hosts, eagerly
 and on whole batches too, with the hosts' clipping too, TF Addons' LazyAdam
 among them (tests/scripts/adopted_sparse_addons.py). Adopted classes under
-tf_keras's `mixed_float16` policy, on both its hosts, a lazy one among them
-(in adopted_elsewhere.py: the policy is global). A class that takes its
+tf_keras's `mixed_float16` policy, on both its hosts, a lazy one among them,
+and the TF1 class `AdagradDecay` against itself in TF1's own
+MixedPrecisionLossScaleOptimizer, overflowing steps among them (in
+adopted_elsewhere.py: the policy is global). A class that takes its
 rate as `lr` (2019's `_set_hyper("learning_rate", lr)`) on the three hosts.
 Ground truth is the class itself; each comparison has a mutant (one
 argument 1 % off) that must part from it, and the sparse ones the class
@@ -381,6 +383,14 @@ def test_a_class_taking_its_rate_as_lr_on_tf_kerass_host(on_tensorflow):
   assert not _within(run["mutant"], native)
 
 
+def _assert_wrapped(run, wrapper, weights):
+  """What adopted_elsewhere.wrapped found: the adoption inside tf_keras's
+  `wrapper`, a float32 slot per weight, the config round trip."""
+  assert run["optimizers"] == [wrapper, True]
+  assert run["float variables"] == ["float32"] * weights
+  assert run["round trip"] == [True, True]
+
+
 @pytest.mark.parametrize("name", [
     "tf_keras.adopt(tf_keras class)", "legacy.adopt(OptimizerV2 lazy class)",
     "legacy.adopt(OptimizerV2 lazy class), clipnorm"])
@@ -391,12 +401,14 @@ def test_adopted_class_under_tf_kerass_mixed_float16(on_tensorflow, name):
   ends where the class itself ends after the same fit (a lazy class on the
   Embedding model, its sparse hook run on the unscaled sparse gradient,
   clipped too, its Dense layer's gradient dense: the class given them
-  densified parts); its mutant (one argument 1 % off) parts."""
+  densified parts); its mutant (one argument 1 % off) parts. Its slots are
+  float32, and the wrapper's config deserializes to the adoption inside
+  it, with an equal config."""
   run = on_tensorflow["mixed_float16"][name]
   wrapper = ("LossScaleOptimizerV3" if name.startswith("tf_keras")
              else "LossScaleOptimizer")
-  assert run["optimizers"] == [wrapper, True]
   native = [np.asarray(w) for w in run["native"]]
+  _assert_wrapped(run, wrapper, len(native))
   for got, want in zip(run["adopted"], native):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
   assert not _within(run["mutant"], native)
@@ -406,6 +418,53 @@ def test_adopted_class_under_tf_kerass_mixed_float16(on_tensorflow, name):
   _, _, initial = adopt_fits.sparse_data() if sparse else adopt_fits.data()
   assert max(float(np.max(np.abs(w - i)))
              for w, i in zip(native, initial)) > 1e-2
+
+
+@pytest.mark.parametrize("setting", ["default", "growth every 2 steps"])
+def test_adopted_tf1_class_under_tf_kerass_mixed_float16(on_tensorflow,
+                                                         setting):
+  """`tf_bridge.legacy.adopt(AdagradDecay)` in tf_keras's `fit` under
+  `mixed_float16` (inside tf_keras's LossScaleOptimizer: as `compile` wraps
+  it, and with the scale growing every 2 finite steps) against the TF1
+  class itself in TF1's MixedPrecisionLossScaleOptimizer with the same
+  dynamic loss scale (initial 2**15, growth steps, multiplier 2), stepped
+  by `minimize`. The second batch of each epoch overflows float16 once
+  scaled (adopted_elsewhere.overflowing_data): both skip it (the weights
+  stay as they were) and halve the scale. After every step the scales are
+  equal and the weights agree at the file's tolerance (float16 is in the
+  forward and backward passes both sides compute with the same tf_keras
+  layers on the same weights; the updates are float32: measured 6e-8).
+  The mutant (learning rate 1 % off) and the adoption without loss
+  scaling (it applies the overflowing batches) part."""
+  run = on_tensorflow["mixed_float16"]["legacy.adopt(TF1 class)"][setting]
+  growth_steps = {"default": 2000, "growth every 2 steps": 2}[setting]
+  assert run["settings"] == [[2.0**15, growth_steps],
+                             [2.0**15, growth_steps, 2.0]]
+  _, _, initial = adopt_fits.data()
+  _assert_wrapped(run, "LossScaleOptimizer", len(initial))
+  assert run["truth float variables"] == ["float32"] * len(initial)
+  scales = [step["loss scale"] for step in run["truth"]]
+  assert [step["loss scale"] for step in run["adopted"]] == scales
+  expected = {"default": [2**15] + [2**14] * 4 + [2**13] * 4 + [2**12] * 3,
+              "growth every 2 steps": [2**15, 2**14, 2**14, 2**15] * 3}
+  assert scales == expected[setting]
+  for adopted, truth in zip(run["adopted"], run["truth"]):
+    for got, want in zip(adopted["weights"], truth["weights"]):
+      np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+  for steps in (run["adopted"], run["truth"]):
+    before = [initial] + [step["weights"] for step in steps[:-1]]
+    for i, step in enumerate(steps):
+      skipped = i % 4 == 1  # Each epoch's second batch, the overflowing one.
+      assert _within(step["weights"], before[i]) == skipped, i
+      if skipped:
+        for got, want in zip(step["weights"], before[i]):
+          np.testing.assert_array_equal(got, want)
+  if setting == "default":
+    final = [np.asarray(w) for w in run["truth"][-1]["weights"]]
+    assert not _within(run["mutant"], final)
+    assert not _within(run["unscaled"], final)
+    assert max(float(np.max(np.abs(w - i)))
+               for w, i in zip(final, initial)) > 1e-2
 
 
 def test_adopted_lazy_class_under_mirrored_strategy(on_tensorflow):

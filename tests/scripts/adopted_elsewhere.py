@@ -25,7 +25,10 @@ tests/test_adopt_hosts.py. `python adopted_elsewhere.py BACKEND [MODEL...]`:
   wraps each optimizer in its LossScaleOptimizer at `compile`), classes of
   tests/port_classes.py, their adoptions on tf_keras's hosts and mutants
   (and a lazy class given its gradients densified) training tf_keras
-  models.
+  models, with the wrapper's config round trip and the slots' dtypes; and
+  the TF1 class `AdagradDecay` adopted by `tf_bridge.legacy.adopt`, step by
+  step, against the class in TF1's own MixedPrecisionLossScaleOptimizer on
+  data whose scaled gradient overflows.
 
 Prints the final weights and the loaded optimizers' classes, configs and
 variables as JSON.
@@ -213,12 +216,31 @@ MIXED_CASES = {
 }
 
 
+def wrapped(model, cls):
+  """The optimizer tf_keras compiled `model` with and whether its inner one
+  is `cls`'s adoption; the dtypes of the inner one's float variables (its
+  slots, beside the float16 compute); whether the wrapper's config (the
+  inner one's serialized in it) deserializes to the inner one's class and
+  to an equal config."""
+  optimizer = model.optimizer
+  inner = optimizer.inner_optimizer
+  variables = (inner.variables() if callable(inner.variables)
+               else inner.variables)
+  restored = tf_keras.optimizers.deserialize(
+      tf_keras.optimizers.serialize(optimizer))
+  return {"optimizers": [type(optimizer).__name__,
+                         getattr(type(inner), "adopted_class", None) is cls],
+          "float variables": [v.dtype.name for v in variables
+                              if v.dtype.is_floating],
+          "round trip": [type(restored.inner_optimizer) is type(inner),
+                         restored.get_config() == optimizer.get_config()]}
+
+
 def mixed_run(host, cls, sparse, arguments):
   """The final weights of the class, its adoption and the mutant (and of
   the class given its gradients densified, on the Embedding model, where
-  unclipped: a dense gradient's norm is another), and the optimizer
-  tf_keras compiled the adoption's model with and whether its inner one is
-  the adoption."""
+  unclipped: a dense gradient's norm is another), and what `wrapped` finds
+  of the adoption's model."""
   adopted = getattr(tf_bridge, host).adopt(cls)
   makes = {"native": lambda: cls(**arguments(1.0)),
            "adopted": lambda: adopted(**arguments(1.0)),
@@ -236,16 +258,107 @@ def mixed_run(host, cls, sparse, arguments):
       weights = adopt_fits.fit(model)
     run[key] = [w.tolist() for w in weights]
     if key == "adopted":
-      inner = model.optimizer.inner_optimizer
-      run["optimizers"] = [type(model.optimizer).__name__,
-                           getattr(type(inner), "adopted_class", None)
-                           is cls]
+      run.update(wrapped(model, cls))
   return run
+
+
+def overflowing_data():
+  """`adopt_fits.data()` with the second batch's targets 30 times as large:
+  under mixed_float16 its scaled gradient overflows float16 at every loss
+  scale the TF1 fits reach (each skips that step and halves the scale)."""
+  inputs, targets, initial = adopt_fits.data()
+  targets = targets.copy()
+  targets[16:32] *= 30
+  return inputs, targets, initial
+
+
+def stepped(loss_scale, model):
+  return {"loss scale": float(loss_scale),
+          "weights": [w.tolist() for w in model.get_weights()]}
+
+
+def fitted_steps(model, epochs=3):
+  """Each step of `fit` on `overflowing_data` (batches of 16, not
+  shuffled): the loss scale after it and the weights."""
+  inputs, targets, _ = overflowing_data()
+  steps = []
+  record = tf_keras.callbacks.LambdaCallback(
+      on_train_batch_end=lambda batch, logs: steps.append(
+          stepped(model.optimizer.loss_scale, model)))
+  model.fit(inputs, targets, batch_size=16, epochs=epochs, shuffle=False,
+            verbose=0, callbacks=[record])
+  return steps
+
+
+def tf1_wrapped_steps(optimizer, loss_scale, epochs=3):
+  """The same steps, of the uncompiled model, by `optimizer` (a TF1 class)
+  in TF1's own MixedPrecisionLossScaleOptimizer with `loss_scale`, each an
+  eager `minimize` of tf_keras's mean squared error (`fit`'s "mse"); and
+  the dtypes of the class's float variables."""
+  model = adopt_fits.model_of(tf_keras, None)
+  inputs, targets, _ = overflowing_data()
+  wrapper = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(
+      optimizer, loss_scale)
+  mse = tf_keras.losses.MeanSquaredError()
+  steps = []
+  for _ in range(epochs):
+    for start in range(0, len(inputs), 16):
+      batch = slice(start, start + 16)
+      wrapper.minimize(lambda: mse(targets[batch], model(  # pylint: disable=cell-var-from-loop
+          inputs[batch], training=True)), var_list=model.trainable_variables)
+      steps.append(stepped(loss_scale(), model))
+  return steps, [v.dtype.name for v in optimizer.variables()
+                 if v.dtype.is_floating]
+
+
+# The TF1 class's loss scalings: how the adoption is wrapped (by `compile`
+# itself where it is not) and TF1's `DynamicLossScale` of the same settings
+# (TF1's "dynamic" is `DynamicLossScale()`).
+TF1_LOSS_SCALES = {
+    "default": (lambda optimizer: optimizer,
+                tf.compat.v1.mixed_precision.DynamicLossScale),
+    "growth every 2 steps": (
+        lambda optimizer: tf_keras.mixed_precision.LossScaleOptimizer(
+            optimizer, dynamic_growth_steps=2),
+        lambda: tf.compat.v1.mixed_precision.DynamicLossScale(
+            increment_period=2)),
+}
+
+
+def tf1_mixed_runs():
+  """Per loss scaling: the steps of `tf_bridge.legacy.adopt(AdagradDecay)`
+  in `fit` and of the class in TF1's wrapper, both wrappers' settings, and
+  what `wrapped` finds of the adoption's model; by default also the final
+  weights of the mutant (learning rate 1 % off) and of the adoption
+  without loss scaling (a fixed scale of 1: no step skipped)."""
+  cls = port_classes.AdagradDecay
+  adopted = tf_bridge.legacy.adopt(cls)
+  runs = {}
+  for setting, (wrap, tf1_loss_scale) in TF1_LOSS_SCALES.items():
+    model = adopt_fits.model_of(tf_keras, lambda: wrap(adopted(**ADAGRAD)))  # pylint: disable=cell-var-from-loop
+    loss_scale = tf1_loss_scale()
+    truth, truth_float_variables = tf1_wrapped_steps(cls(**ADAGRAD),
+                                                     loss_scale)
+    runs[setting] = {
+        "adopted": fitted_steps(model), **wrapped(model, cls),
+        "truth": truth, "truth float variables": truth_float_variables,
+        "settings": [[model.optimizer.initial_scale,
+                      model.optimizer.dynamic_growth_steps],
+                     [loss_scale.initial_loss_scale,
+                      loss_scale.increment_period, loss_scale.multiplier]]}
+  for key, make in (
+      ("mutant", lambda: adopted(**{**ADAGRAD, "learning_rate": 0.101})),
+      ("unscaled", lambda: tf_keras.mixed_precision.LossScaleOptimizer(
+          adopted(**ADAGRAD), dynamic=False, initial_scale=1))):
+    runs["default"][key] = fitted_steps(
+        adopt_fits.model_of(tf_keras, make))[-1]["weights"]
+  return runs
 
 
 def mixed_precision_runs():
   tf_keras.mixed_precision.set_global_policy("mixed_float16")
-  return {name: mixed_run(*case) for name, case in MIXED_CASES.items()}
+  return {**{name: mixed_run(*case) for name, case in MIXED_CASES.items()},
+          "legacy.adopt(TF1 class)": tf1_mixed_runs()}
 
 
 def main():
