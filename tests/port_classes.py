@@ -431,7 +431,7 @@ class VisitSGD(tf_keras.optimizers.legacy.Optimizer):
   """OptimizerV2: n += (g != 0); var -= lr * g / sqrt(max(n, 1)); a sparse
   gradient's entries each count a visit to their row (its own
   `_resource_apply_sparse_duplicate_indices`, counting by ones of the
-  entries' number, `tf.size`, which JAX needs as a number)."""
+  entries' number, `tf.size`)."""
 
   def __init__(self, learning_rate=0.01, name="VisitSGD", **kwargs):
     super().__init__(name, **kwargs)
@@ -460,6 +460,38 @@ class VisitSGD(tf_keras.optimizers.legacy.Optimizer):
   def get_config(self):
     return {**super().get_config(),
             "learning_rate": self._serialize_hyperparameter("learning_rate")}
+
+
+class TopEntriesSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: var -= lr * g; a sparse gradient moves by its
+  `max_entries` entries of the largest norms only, the others dropped
+  (top-k sparsification; its own `_resource_apply_sparse_duplicate_indices`:
+  `tf.math.top_k` with k the smaller of the number of entries and
+  `max_entries`, a comparison JAX cannot decide where the number is
+  symbolic)."""
+
+  def __init__(self, learning_rate=0.01, max_entries=8, name="TopEntriesSGD",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self.max_entries = max_entries
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign_sub(self._decayed_lr(var.dtype) * grad)
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    entries = tf.size(indices)
+    norms = tf.norm(tf.reshape(grad, [entries, -1]), axis=1)
+    _, kept = tf.math.top_k(norms, k=tf.minimum(entries, self.max_entries))
+    return self._resource_scatter_add(
+        handle, tf.gather(indices, kept),
+        -self._decayed_lr(handle.dtype) * tf.gather(grad, kept))
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "max_entries": self.max_entries}
 
 
 class LrMomentum(tf_keras.optimizers.legacy.Optimizer):

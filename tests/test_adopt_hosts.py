@@ -686,15 +686,17 @@ def test_numbers_of_entries_are_kept_per_table_of_one_name(monkeypatch):
   assert sorted(map(sorted, lengths_seen.values())) == [[2], [3]]
 
 
-def test_a_class_taking_repeated_indices_as_they_come(recwarn):
-  """`EntrySignSGD` moves a row by each entry (its own
+@pytest.mark.parametrize("cls", [port_classes.EntrySignSGD,
+                                 port_classes.VisitSGD])
+def test_a_class_taking_repeated_indices_as_they_come(cls, recwarn):
+  """`EntrySignSGD` moves a row by each entry, `VisitSGD` counts each a
+  visit to its row (by `tf.ones` of `tf.size` of them; their own
   `_resource_apply_sparse_duplicate_indices`): given the entries as they
   come, eagerly (a conversion per number) and of a number unknown where the
   step is traced (Keras 3 on arrays, a partial last batch: one conversion
-  for every number), its adoption ends where the class does in tf_keras's
+  for every number), the adoption ends where the class does in tf_keras's
   `fit`, with no warning; its mutant and the class given the gradients
   densified part from it."""
-  cls = port_classes.EntrySignSGD
   adoption = tf_bridge.adopt(cls)
   native = _sparse_weights(tf_keras, lambda: cls(0.01))
   eager = _sparse_weights(keras, lambda: adoption(0.01), run_eagerly=True)
@@ -711,12 +713,14 @@ def test_a_class_taking_repeated_indices_as_they_come(recwarn):
 
 
 def test_a_sparse_hook_needing_its_number_of_entries_is_densified(recwarn):
-  """`VisitSGD`'s sparse hook counts its entries by `tf.size`, which JAX
-  needs as a number: where it is unknown when the step is traced (Keras 3
-  on arrays), the gradient is densified with a warning naming the variable
-  and the cause, and the class's dense hook runs, as the class given the
-  gradients densified; eagerly the adoption ends where the class does."""
-  cls = port_classes.VisitSGD
+  """`TopEntriesSGD`'s sparse hook keeps its entries of the largest norms,
+  as many as the smaller of their number and a cap (`tf.math.top_k`), a
+  comparison JAX cannot decide where the number is unknown when the step
+  is traced (Keras 3 on arrays): there the gradient is densified with a
+  warning naming the variable and the cause, and the class's dense hook
+  runs, as the class given the gradients densified; eagerly the adoption
+  ends where the class does."""
+  cls = port_classes.TopEntriesSGD
   adoption = tf_bridge.adopt(cls)
   native = _sparse_weights(tf_keras, lambda: cls(0.01))
   eager = _sparse_weights(keras, lambda: adoption(0.01), run_eagerly=True)
@@ -726,9 +730,10 @@ def test_a_sparse_hook_needing_its_number_of_entries_is_densified(recwarn):
   with pytest.warns(UserWarning, match=(
       r"The sparse gradient of \S*embeddings:0 has a number of entries "
       r"unknown where the step is traced .* the optimizer cannot take one "
-      r"\(tf_bridge.port cannot convert VisitSGD's sparse hook for a number "
-      r"of entries known only when the step runs: "
-      r"InconclusiveDimensionOperation: .*\).* the gradient is densified")):
+      r"\(tf_bridge.port cannot convert TopEntriesSGD's sparse hook for a "
+      r"number of entries known only when the step runs: "
+      r"InconclusiveDimensionOperation: Symbolic dimension comparison "
+      r"'\S+' <= '8' is inconclusive.\).* the gradient is densified")):
     traced = _sparse_weights(keras, lambda: adoption(0.01))
   densified = _sparse_weights(tf_keras,
                               lambda: adopt_fits.densifying(cls)(0.01))

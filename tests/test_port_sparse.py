@@ -25,7 +25,7 @@ import originals
 import port_sparse_cases as cases
 from port_classes import (CatchUpMomentum, DampedSGD, EntrySignSGD,
                           LazyMomentum, RangeSGD, RowDecayAdagrad,
-                          RowDecaySGD, VisitSGD)
+                          RowDecaySGD, TopEntriesSGD, VisitSGD)
 import tf_bridge
 from tf_bridge import testing
 
@@ -267,8 +267,10 @@ def test_a_malformed_row_sparse_gradient_is_refused_naming_its_path():
 
 
 # Classes whose sparse hooks convert for a symbolic number of entries: by
-# each kind of scatter, and through `tf.unique` (those that sum repeated
-# indices first); each with one hyperparameter multiplied by `k`.
+# each kind of scatter, through `tf.unique` (those that sum repeated
+# indices first), and with shapes computed from the entries' (`tf.size`,
+# `tf.shape`, `tf.meshgrid`); each with one hyperparameter multiplied by
+# `k`.
 SYMBOLIC_CASES = {
     "own duplicate indices hook": lambda k: EntrySignSGD(0.01 * k),
     "scatter_mul": lambda k: RowDecaySGD(0.01, decay=0.95 * k),
@@ -276,6 +278,9 @@ SYMBOLIC_CASES = {
     "TF1 scatter_div": lambda k: DampedSGD(0.01, damping=0.5 * k),
     "summed (tf.unique)": lambda k: LazyMomentum(0.01, momentum=0.9 * k),
     "legacy.Adam (fused kernel)": lambda k: legacy.Adam(0.01 * k),
+    "tf.ones of tf.size's shape": lambda k: VisitSGD(0.01 * k),
+    "tf.meshgrid, N-d scatters": lambda k: CatchUpMomentum(
+        0.01, momentum=0.9 * k),
 }
 
 
@@ -343,24 +348,51 @@ def test_port_takes_a_symbolic_number_of_entries(name):
                                  expected_name=f"{name} (mutant)")
 
 
+def test_a_symbolic_number_of_entries_compares_when_the_step_runs():
+  """The port's converter compares a symbolic number (`tf.size`, an element
+  of `tf.shape`) to another as the step's values (tf2jax alone compares
+  `jax.export`'s symbolic dimensions in numpy, where `n == 4` is False for
+  every n): exported once, the step equals TensorFlow's on 4 and 2
+  entries."""
+  import tf2jax  # pylint: disable=import-outside-toplevel
+  from tf_bridge import _kernels  # pylint: disable=import-outside-toplevel
+  _kernels.register_symbolic_dimensions()
+
+  @tf.function
+  def step(entries):
+    return (tf.where(tf.equal(tf.size(entries), 4), entries, -entries)
+            + tf.where(tf.not_equal(tf.shape(entries)[0], 2), 0.0, 10.0))
+
+  converted, _ = tf2jax.convert(step, tf.TensorSpec((None,), tf.float32))
+  exported = jax.export.export(jax.jit(lambda x: converted({}, x)[0]))(
+      jax.ShapeDtypeStruct(jax.export.symbolic_shape("n"), jnp.float32))
+  for entries in (np.arange(1.0, 5.0, dtype=np.float32),
+                  np.array([1.0, 2.0], np.float32)):
+    np.testing.assert_array_equal(np.asarray(exported.call(entries)),
+                                  step(entries).numpy())
+
+
 def test_a_sparse_hook_that_needs_a_number_of_entries_is_refused():
-  """A hook whose JAX form needs a static number of entries (`tf.size` of
-  them) is refused for a symbolic one, naming the class and the cause; the
-  same port takes each static number (the bridge densifies then)."""
+  """A hook whose JAX form needs to decide on the number of entries (the
+  k of `tf.math.top_k`, the smaller of it and a cap) is refused for a
+  symbolic one, naming the class and the cause; the same port takes each
+  static number (the bridge densifies then)."""
   initial, steps = _varying_entries()
   with pytest.raises(jaxopt_port.UnknownEntriesError, match=(
-      r"^tf_bridge.port cannot convert VisitSGD's sparse hook for a number "
-      r"of entries known only when the step runs: "
-      r"InconclusiveDimensionOperation: Symbolic dimension 'n1' used in a "
-      r"context that requires a constant")):
-    _exported_steps(tf_bridge.port(VisitSGD(0.01)), initial, steps)
-  ported = cases.port_trajectories([tf_bridge.port(VisitSGD(0.01))],
-                                   initial, steps[:1])[0]
-  native = testing.native_trajectories([VisitSGD(0.01)], initial,
-                                       steps[:1])[0]
+      r"^tf_bridge.port cannot convert TopEntriesSGD's sparse hook for a "
+      r"number of entries known only when the step runs: "
+      r"InconclusiveDimensionOperation: Symbolic dimension comparison 'n1' "
+      r"<= '2' is inconclusive.")):
+    _exported_steps(tf_bridge.port(TopEntriesSGD(0.01, max_entries=2)),
+                    initial, steps)
+  ported = cases.port_trajectories(
+      [tf_bridge.port(TopEntriesSGD(0.01, max_entries=2))], initial,
+      steps[:1])[0]
+  native = testing.native_trajectories([TopEntriesSGD(0.01, max_entries=2)],
+                                       initial, steps[:1])[0]
   testing.compare_trajectories(ported, native, rtol=cases.RTOL,
                                atol=cases.ATOL, initial=initial,
-                               expected_name="VisitSGD")
+                               expected_name="TopEntriesSGD")
 
 
 @pytest.mark.parametrize("make,mode", [

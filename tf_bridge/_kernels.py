@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import sys
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
@@ -384,7 +387,6 @@ def _op_inputs(op_name: str) -> list[str]:
   return [arg.name for arg in op_def_registry.get(op_name).input_arg]
 
 
-
 @functools.cache
 def register_unique() -> None:
   """Gives the converter `Unique` (`tf.unique`, with which TF's optimizers
@@ -394,7 +396,6 @@ def register_unique() -> None:
   as fill and scatters drop; sums over them are zero); each input's
   position among them is TF's. By a sort, not `jnp.unique`, whose size
   must be a number: the input's length may be symbolic (`jax.export`)."""
-  import jax.numpy as jnp  # pylint: disable=import-outside-toplevel
   from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
   if not ops.get_unsupported_operations(["Unique"]):
     return
@@ -416,3 +417,88 @@ def register_unique() -> None:
     return unique
 
   ops.register_operation("Unique")(parse)
+
+
+def _holds_symbolic_dimension(value: Any) -> bool:
+  """Whether `value` is a size or shape the converter computed with a
+  dimension known only when the step runs (tf2jax's `Shape` keeps
+  `jax.export`'s symbolic dimensions in a numpy array of objects, and an
+  element of it as the dimension itself)."""
+  symbolic = jax.export.is_symbolic_dim
+  return symbolic(value) or (
+      isinstance(value, np.ndarray) and value.dtype == object and
+      any(map(symbolic, value.flat)))
+
+
+def _dimensions_as_values(value: Any) -> Any:
+  """A size or shape holding a symbolic dimension as an array of the step;
+  any other value as it is."""
+  if not _holds_symbolic_dimension(value):
+    return value
+  sizes = np.asarray(value, dtype=object)
+  return jnp.array([jnp.array(size) for size in sizes.flat]).reshape(
+      sizes.shape)
+
+
+def _symbolic_size(static_size: Callable[..., Any], proto: Any
+                   ) -> Callable[..., Any]:
+  del proto
+
+  def size(x):
+    shape = jnp.shape(x)
+    if not any(map(jax.export.is_symbolic_dim, shape)):
+      return static_size(x)
+    return np.array(math.prod(shape), dtype=object)
+
+  return size
+
+
+def _symbolic_fill(static_fill: Callable[..., Any], proto: Any
+                   ) -> Callable[..., Any]:
+  dtype = tf.dtypes.as_dtype(proto.attr["T"].type).as_numpy_dtype
+
+  def fill(shape, value):
+    if not _holds_symbolic_dimension(shape):
+      return static_fill(shape, value)
+    return jnp.full(tuple(shape), value, dtype)
+
+  return fill
+
+
+def _comparing_values(static_compare: Callable[..., Any], proto: Any
+                      ) -> Callable[..., Any]:
+  del proto
+  return lambda *inputs: static_compare(*map(_dimensions_as_values, inputs))
+
+
+# Per op: its form for shapes holding a symbolic dimension, made from
+# tf2jax's own (which it keeps for every other input) and the op's proto.
+_SYMBOLIC_FORMS = {"Size": _symbolic_size, "Fill": _symbolic_fill,
+                   "Equal": _comparing_values, "NotEqual": _comparing_values}
+
+
+def _parse_symbolic(symbolic_form: Callable[..., Callable[..., Any]],
+                    static_parse: Callable[..., Callable[..., Any]],
+                    proto: Any) -> Callable[..., Any]:
+  return symbolic_form(static_parse(proto), proto)
+
+
+@functools.cache
+def register_symbolic_dimensions() -> None:
+  """Lets the converter's `Size`, `Fill`, `Equal` and `NotEqual` take a
+  shape with a dimension known only when the step runs (a sparse
+  gradient's number of entries under `jax.export`), which tf2jax's `Shape`
+  hands on as `jax.export`'s symbolic dimension, in a numpy array of
+  objects that its slices, `Pack`, `ConcatV2`, `Reshape` and arithmetic
+  take as they are. tf2jax's `Size` makes the product an int32, which a
+  symbolic dimension cannot be (`tf.size` of the entries); its `Fill`
+  builds a numpy array where the fill value is a number (`tf.ones` of
+  such a shape); its `Equal` and `NotEqual` would compare symbolic
+  dimensions in numpy, which calls two different expressions unequal
+  (`n == 4` is False for every n): here they are compared as values of
+  the step. Other inputs convert as tf2jax converts them. tf2jax refuses
+  to register an op twice, so these entries of its table are replaced."""
+  from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
+  for op_name, symbolic_form in _SYMBOLIC_FORMS.items():
+    ops._jax_ops[op_name] = functools.partial(  # pylint: disable=protected-access
+        _parse_symbolic, symbolic_form, ops.get_parser(op_name))

@@ -70,6 +70,7 @@ def _refuse_unconvertible(graph: tf.Graph, host: _hosts.Host,
                           class_name: str) -> None:
   from tf2jax._src import ops as tf2jax_ops  # pylint: disable=import-outside-toplevel
   _kernels.register_unique()
+  _kernels.register_symbolic_dimensions()
   for op in _graph_ops(graph):
     where = f"{class_name}.{_hook_of(op, host)}"
     if op.type in _PYTHON_FUNCTION_OPS:
@@ -543,10 +544,12 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   where the class's API sums repeated indices before its sparse hook, else
   "entries"; the bridged classes (`adopt`) hand it their sparse gradients
   so (see `tf_bridge.adopt`). Under `jax.export` the number of entries may
-  be symbolic (one conversion serves every number); a sparse hook that
-  needs it as a number there (`tf.size` of the entries, a Python number
-  from their shape) raises `jaxopt_port.UnknownEntriesError`, naming the
-  class and the cause.
+  be symbolic (one conversion serves every number; shapes computed from
+  the entries', `tf.size` and `tf.ones` of it included); a sparse hook
+  that needs it as a number there (a Python number from their shape, a
+  comparison JAX cannot decide for every number, `tf.cast` of `tf.size`)
+  raises `jaxopt_port.UnknownEntriesError`, naming the class and the
+  cause.
 
   `update` needs `params` (the class's update reads its variables).
   """
