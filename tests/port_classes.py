@@ -467,7 +467,7 @@ class TopEntriesSGD(tf_keras.optimizers.legacy.Optimizer):
   `max_entries` entries of the largest norms only, the others dropped
   (top-k sparsification; its own `_resource_apply_sparse_duplicate_indices`:
   `tf.math.top_k` with k the smaller of the number of entries and
-  `max_entries`, a comparison JAX cannot decide where the number is
+  `max_entries`, a shape that is a value of the step where the number is
   symbolic)."""
 
   def __init__(self, learning_rate=0.01, max_entries=8, name="TopEntriesSGD",

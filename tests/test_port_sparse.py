@@ -348,20 +348,24 @@ def test_port_takes_a_symbolic_number_of_entries(name):
                                  expected_name=f"{name} (mutant)")
 
 
-def test_a_symbolic_number_of_entries_compares_when_the_step_runs():
+def test_a_symbolic_number_of_entries_computes_when_the_step_runs():
   """The port's converter compares a symbolic number (`tf.size`, an element
   of `tf.shape`) to another as the step's values (tf2jax alone compares
   `jax.export`'s symbolic dimensions in numpy, where `n == 4` is False for
-  every n): exported once, the step equals TensorFlow's on 4 and 2
-  entries."""
+  every n), casts it, bounds it and counts to it: exported once, the step
+  equals TensorFlow's on 4 and 2 entries."""
   import tf2jax  # pylint: disable=import-outside-toplevel
   from tf_bridge import _kernels  # pylint: disable=import-outside-toplevel
   _kernels.register_symbolic_dimensions()
 
   @tf.function
   def step(entries):
-    return (tf.where(tf.equal(tf.size(entries), 4), entries, -entries)
-            + tf.where(tf.not_equal(tf.shape(entries)[0], 2), 0.0, 10.0))
+    number = tf.size(entries)
+    return (tf.where(tf.equal(number, 4), entries, -entries)
+            + tf.where(tf.not_equal(tf.shape(entries)[0], 2), 0.0, 10.0)
+            + tf.cast(tf.range(number) * tf.maximum(number, 3), tf.float32)
+            / tf.cast(tf.minimum(number, 3), tf.float32)
+            + tf.cast(number, tf.float32))
 
   converted, _ = tf2jax.convert(step, tf.TensorSpec((None,), tf.float32))
   exported = jax.export.export(jax.jit(lambda x: converted({}, x)[0]))(
@@ -373,16 +377,16 @@ def test_a_symbolic_number_of_entries_compares_when_the_step_runs():
 
 
 def test_a_sparse_hook_that_needs_a_number_of_entries_is_refused():
-  """A hook whose JAX form needs to decide on the number of entries (the
-  k of `tf.math.top_k`, the smaller of it and a cap) is refused for a
-  symbolic one, naming the class and the cause; the same port takes each
+  """A hook whose JAX form needs a bound of the number of entries as a
+  shape (the k of `tf.math.top_k`, the smaller of it and a cap) is refused
+  for a symbolic one, naming the class, the op and the cause; the same port takes each
   static number (the bridge densifies then)."""
   initial, steps = _varying_entries()
   with pytest.raises(jaxopt_port.UnknownEntriesError, match=(
       r"^tf_bridge.port cannot convert TopEntriesSGD's sparse hook for a "
-      r"number of entries known only when the step runs: "
-      r"InconclusiveDimensionOperation: Symbolic dimension comparison 'n1' "
-      r"<= '2' is inconclusive.")):
+      r"number of entries known only when the step runs \(its TopKV2 op\): "
+      r"TracerBoolConversionError: Attempted boolean conversion of traced "
+      r"array with shape bool\[\]\.")):
     _exported_steps(tf_bridge.port(TopEntriesSGD(0.01, max_entries=2)),
                     initial, steps)
   ported = cases.port_trajectories(

@@ -465,16 +465,31 @@ def _symbolic_fill(static_fill: Callable[..., Any], proto: Any
   return fill
 
 
-def _comparing_values(static_compare: Callable[..., Any], proto: Any
-                      ) -> Callable[..., Any]:
+def _on_values(static_op: Callable[..., Any], proto: Any
+               ) -> Callable[..., Any]:
   del proto
-  return lambda *inputs: static_compare(*map(_dimensions_as_values, inputs))
+  return lambda *inputs: static_op(*map(_dimensions_as_values, inputs))
+
+
+def _symbolic_range(static_range: Callable[..., Any], proto: Any
+                    ) -> Callable[..., Any]:
+  dtype = tf.dtypes.as_dtype(proto.attr["Tidx"].type).as_numpy_dtype
+
+  def range_(start, limit, delta):
+    if not any(map(_holds_symbolic_dimension, (start, limit, delta))):
+      return static_range(start, limit, delta)
+    return jnp.arange(*(np.asarray(bound, dtype=object).item()
+                        for bound in (start, limit, delta)), dtype=dtype)
+
+  return range_
 
 
 # Per op: its form for shapes holding a symbolic dimension, made from
 # tf2jax's own (which it keeps for every other input) and the op's proto.
 _SYMBOLIC_FORMS = {"Size": _symbolic_size, "Fill": _symbolic_fill,
-                   "Equal": _comparing_values, "NotEqual": _comparing_values}
+                   "Range": _symbolic_range, "Equal": _on_values,
+                   "NotEqual": _on_values, "Cast": _on_values,
+                   "Maximum": _on_values, "Minimum": _on_values}
 
 
 def _parse_symbolic(symbolic_form: Callable[..., Callable[..., Any]],
@@ -485,19 +500,24 @@ def _parse_symbolic(symbolic_form: Callable[..., Callable[..., Any]],
 
 @functools.cache
 def register_symbolic_dimensions() -> None:
-  """Lets the converter's `Size`, `Fill`, `Equal` and `NotEqual` take a
-  shape with a dimension known only when the step runs (a sparse
-  gradient's number of entries under `jax.export`), which tf2jax's `Shape`
-  hands on as `jax.export`'s symbolic dimension, in a numpy array of
-  objects that its slices, `Pack`, `ConcatV2`, `Reshape` and arithmetic
-  take as they are. tf2jax's `Size` makes the product an int32, which a
-  symbolic dimension cannot be (`tf.size` of the entries); its `Fill`
-  builds a numpy array where the fill value is a number (`tf.ones` of
-  such a shape); its `Equal` and `NotEqual` would compare symbolic
+  """Lets the converter's `Size`, `Fill`, `Range`, `Equal`, `NotEqual`,
+  `Cast`, `Maximum` and `Minimum` take a shape with a dimension known only
+  when the step runs (a sparse gradient's number of entries under
+  `jax.export`), which tf2jax's `Shape` hands on as `jax.export`'s
+  symbolic dimension, in a numpy array of objects that its slices, `Pack`,
+  `ConcatV2`, `Reshape` and arithmetic take as they are. tf2jax's `Size`
+  makes the product an int32, which a symbolic dimension cannot be
+  (`tf.size` of the entries); its `Fill` and `Range` build numpy arrays
+  (`tf.ones` of such a shape, `tf.range` of the number): here JAX's, of a
+  symbolic length. Its `Equal` and `NotEqual` would compare symbolic
   dimensions in numpy, which calls two different expressions unequal
-  (`n == 4` is False for every n): here they are compared as values of
-  the step. Other inputs convert as tf2jax converts them. tf2jax refuses
-  to register an op twice, so these entries of its table are replaced."""
+  (`n == 4` is False for every n), its `Maximum` and `Minimum` cannot
+  decide which is larger, and its `Cast` takes a number: these take the
+  dimensions as values of the step (`tf.cast(tf.size(indices), tf.float32)`
+  of a mean over the entries, `tf.maximum` of it and 1), which no longer
+  serve as shapes. Other inputs convert as tf2jax converts them. tf2jax
+  refuses to register an op twice, so these entries of its table are
+  replaced."""
   from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
   for op_name, symbolic_form in _SYMBOLIC_FORMS.items():
     ops._jax_ops[op_name] = functools.partial(  # pylint: disable=protected-access

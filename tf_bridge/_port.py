@@ -484,10 +484,28 @@ def _symbolic_entries_refused(optimizer: Any, grads: Any) -> Iterator[None]:
     if not symbolic:
       raise
     first_line = str(error).strip().partition("\n")[0]
+    op = _converting_op(error)
     raise _row_sparse.UnknownEntriesError(
         f"tf_bridge.port cannot convert {type(optimizer).__name__}'s sparse "
-        "hook for a number of entries known only when the step runs: "
-        f"{type(error).__name__}: {first_line}") from error
+        "hook for a number of entries known only when the step runs"
+        + (f" (its {op} op)" if op else "") +
+        f": {type(error).__name__}: {first_line}") from error
+
+
+def _converting_op(error: BaseException) -> str | None:
+  """The type of the graph's op whose conversion raised `error` (tf2jax
+  calls each op's JAX form from an object holding its name and type), if
+  the error came from one."""
+  op = None
+  traceback = error.__traceback__
+  while traceback is not None:
+    node = traceback.tb_frame.f_locals.get("self")
+    if (traceback.tb_frame.f_code.co_name == "__call__"
+        and type(node).__module__.startswith("tf2jax")
+        and isinstance(getattr(node, "op", None), str)):
+      op = node.op
+    traceback = traceback.tb_next
+  return op
 
 
 def _outside_callers_context(make: Callable[[], Any]) -> Any:
@@ -545,11 +563,11 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   "entries"; the bridged classes (`adopt`) hand it their sparse gradients
   so (see `tf_bridge.adopt`). Under `jax.export` the number of entries may
   be symbolic (one conversion serves every number; shapes computed from
-  the entries', `tf.size` and `tf.ones` of it included); a sparse hook
-  that needs it as a number there (a Python number from their shape, a
-  comparison JAX cannot decide for every number, `tf.cast` of `tf.size`)
-  raises `jaxopt_port.UnknownEntriesError`, naming the class and the
-  cause.
+  the entries', `tf.size`, `tf.ones` and `tf.range` of it included, and
+  its value cast, compared, bounded); a sparse hook that needs it as a
+  number there (a Python number from their shape, a bound of it used as a
+  shape) raises `jaxopt_port.UnknownEntriesError`, naming the class, the
+  op and the cause.
 
   `update` needs `params` (the class's update reads its variables).
   """
