@@ -75,8 +75,8 @@ STATIC_LENGTH_MODES = (ENTRIES, SUMMED_ENTRIES)
 class UnknownEntriesError(TypeError):
   """A transform traced per number of entries cannot take a symbolic one
   (a ported class's sparse hook whose JAX form needs it as a number: a
-  bound of it used as a shape, a Python number from the entries' shape); the
-  bridge then pads the gradient to the table's rows or densifies it."""
+  shape computed from its value, a Python number from the entries' shape);
+  the bridge then pads the gradient to the table's rows or densifies it."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -467,8 +467,7 @@ class TopEntriesSGD(tf_keras.optimizers.legacy.Optimizer):
   `max_entries` entries of the largest norms only, the others dropped
   (top-k sparsification; its own `_resource_apply_sparse_duplicate_indices`:
   `tf.math.top_k` with k the smaller of the number of entries and
-  `max_entries`, a shape that is a value of the step where the number is
-  symbolic)."""
+  `max_entries`)."""
 
   def __init__(self, learning_rate=0.01, max_entries=8, name="TopEntriesSGD",
                **kwargs):
@@ -492,6 +491,35 @@ class TopEntriesSGD(tf_keras.optimizers.legacy.Optimizer):
     return {**super().get_config(),
             "learning_rate": self._serialize_hyperparameter("learning_rate"),
             "max_entries": self.max_entries}
+
+
+class RampSGD(tf_keras.optimizers.legacy.Optimizer):
+  """OptimizerV2: var -= lr * g; a sparse gradient's entries weighted by a
+  ramp over their order, from `first` to 1 (`tf.linspace` to their number,
+  its own `_resource_apply_sparse_duplicate_indices`: a shape TensorFlow
+  computes from the number as a value, which JAX needs as a number)."""
+
+  def __init__(self, learning_rate=0.01, first=0.5, name="RampSGD",
+               **kwargs):
+    super().__init__(name, **kwargs)
+    self._set_hyper("learning_rate", learning_rate)
+    self.first = first
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    return var.assign_sub(self._decayed_lr(var.dtype) * grad)
+
+  def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices,
+                                               **kwargs):
+    ramp = tf.reshape(
+        tf.linspace(tf.cast(self.first, handle.dtype), 1.0, tf.size(indices)),
+        tf.concat([[-1], tf.ones_like(tf.shape(grad)[1:])], 0))
+    return self._resource_scatter_add(
+        handle, indices, -self._decayed_lr(handle.dtype) * ramp * grad)
+
+  def get_config(self):
+    return {**super().get_config(),
+            "learning_rate": self._serialize_hyperparameter("learning_rate"),
+            "first": self.first}
 
 
 class LrMomentum(tf_keras.optimizers.legacy.Optimizer):

@@ -448,7 +448,7 @@ def _port_entries(grad: Any, variable: Any, summed: bool,
   2.11+'s summed entries in a `tf.function`), the entries as they come, of
   a symbolic number (one conversion serves every number). Where the
   transform refused that (`unknown_entries_refusal`: its class's sparse
-  hook needs the number itself, a bound of it used as a shape or a Python
+  hook needs the number itself, a shape computed from its value or a Python
   number from the entries' shape), a `summed` transform gets their sum
   (`tf.math.unsorted_segment_sum`, as its class's API sums them) as an
   entry per row of the table: a touched row's own, the others padding

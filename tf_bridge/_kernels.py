@@ -448,7 +448,7 @@ def _symbolic_size(static_size: Callable[..., Any], proto: Any
     shape = jnp.shape(x)
     if not any(map(jax.export.is_symbolic_dim, shape)):
       return static_size(x)
-    return np.array(math.prod(shape), dtype=object)
+    return math.prod(shape)
 
   return size
 
@@ -471,6 +471,57 @@ def _on_values(static_op: Callable[..., Any], proto: Any
   return lambda *inputs: static_op(*map(_dimensions_as_values, inputs))
 
 
+def _on_values_beside_arrays(static_op: Callable[..., Any], proto: Any
+                             ) -> Callable[..., Any]:
+  """Symbolic dimensions as values of the step where another input is one
+  (`tf.range(n) * n`); among sizes and shapes alone, as they are (`n * 2`
+  as a shape)."""
+  del proto
+
+  def op(*inputs):
+    if any(isinstance(x, jax.Array) for x in inputs):
+      inputs = map(_dimensions_as_values, inputs)
+    return static_op(*inputs)
+
+  return op
+
+
+def _dimension_bound(larger: bool) -> Callable[[Any, Any], Any]:
+  """The larger (or smaller) of two sizes, symbolic where one is (JAX's
+  `max(n, 8)`, a shape again: the `k` of `tf.math.top_k`)."""
+
+  def bound(a, b):
+    if jax.export.is_symbolic_dim(a):
+      return a.max(b) if larger else a.min(b)
+    if jax.export.is_symbolic_dim(b):
+      return b.rmax(a) if larger else b.rmin(a)
+    return max(a, b) if larger else min(a, b)
+
+  return bound
+
+
+def _symbolic_bound(larger: bool):
+  def form(static_bound: Callable[..., Any], proto: Any
+           ) -> Callable[..., Any]:
+    del proto
+    elementwise = np.vectorize(_dimension_bound(larger), otypes=[object])
+
+    def bound(x, y):
+      if not (_holds_symbolic_dimension(x) or _holds_symbolic_dimension(y)):
+        return static_bound(x, y)
+      if isinstance(x, jax.Array) or isinstance(y, jax.Array):
+        return static_bound(_dimensions_as_values(x), _dimensions_as_values(y))
+      bounds = elementwise(np.asarray(x, dtype=object),
+                           np.asarray(y, dtype=object))
+      # A scalar as the dimension itself, as tf2jax's slices of a shape
+      # give it: ops that take a number (`top_k`'s k) take that.
+      return bounds.item() if bounds.ndim == 0 else bounds
+
+    return bound
+
+  return form
+
+
 def _symbolic_range(static_range: Callable[..., Any], proto: Any
                     ) -> Callable[..., Any]:
   dtype = tf.dtypes.as_dtype(proto.attr["Tidx"].type).as_numpy_dtype
@@ -486,10 +537,15 @@ def _symbolic_range(static_range: Callable[..., Any], proto: Any
 
 # Per op: its form for shapes holding a symbolic dimension, made from
 # tf2jax's own (which it keeps for every other input) and the op's proto.
-_SYMBOLIC_FORMS = {"Size": _symbolic_size, "Fill": _symbolic_fill,
-                   "Range": _symbolic_range, "Equal": _on_values,
-                   "NotEqual": _on_values, "Cast": _on_values,
-                   "Maximum": _on_values, "Minimum": _on_values}
+_SYMBOLIC_FORMS = {
+    "Size": _symbolic_size, "Fill": _symbolic_fill, "Range": _symbolic_range,
+    "Maximum": _symbolic_bound(larger=True),
+    "Minimum": _symbolic_bound(larger=False),
+    **dict.fromkeys(("Equal", "NotEqual", "Less", "LessEqual", "Greater",
+                     "GreaterEqual", "Cast"), _on_values),
+    **dict.fromkeys(("Add", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv",
+                     "FloorMod", "Select", "SelectV2"),
+                    _on_values_beside_arrays)}
 
 
 def _parse_symbolic(symbolic_form: Callable[..., Callable[..., Any]],
@@ -500,24 +556,27 @@ def _parse_symbolic(symbolic_form: Callable[..., Callable[..., Any]],
 
 @functools.cache
 def register_symbolic_dimensions() -> None:
-  """Lets the converter's `Size`, `Fill`, `Range`, `Equal`, `NotEqual`,
-  `Cast`, `Maximum` and `Minimum` take a shape with a dimension known only
+  """Lets the converter's ops take a shape with a dimension known only
   when the step runs (a sparse gradient's number of entries under
   `jax.export`), which tf2jax's `Shape` hands on as `jax.export`'s
-  symbolic dimension, in a numpy array of objects that its slices, `Pack`,
-  `ConcatV2`, `Reshape` and arithmetic take as they are. tf2jax's `Size`
-  makes the product an int32, which a symbolic dimension cannot be
-  (`tf.size` of the entries); its `Fill` and `Range` build numpy arrays
-  (`tf.ones` of such a shape, `tf.range` of the number): here JAX's, of a
-  symbolic length. Its `Equal` and `NotEqual` would compare symbolic
-  dimensions in numpy, which calls two different expressions unequal
-  (`n == 4` is False for every n), its `Maximum` and `Minimum` cannot
-  decide which is larger, and its `Cast` takes a number: these take the
-  dimensions as values of the step (`tf.cast(tf.size(indices), tf.float32)`
-  of a mean over the entries, `tf.maximum` of it and 1), which no longer
-  serve as shapes. Other inputs convert as tf2jax converts them. tf2jax
-  refuses to register an op twice, so these entries of its table are
-  replaced."""
+  symbolic dimension (in a numpy array of objects, a scalar as the
+  dimension itself), and which its slices, `Pack`, `ConcatV2`, `Reshape`,
+  `Tile` and arithmetic on shapes take as they are. Where they do not:
+  - `Size` makes the product an int32, which a symbolic dimension cannot
+    be (`tf.size` of the entries); `Fill` and `Range` build numpy arrays
+    (`tf.ones` of such a shape, `tf.range` of the number): here JAX's, of
+    a symbolic length; `Maximum` and `Minimum` of sizes cannot decide
+    which is larger in numpy: here JAX's symbolic bound (`min(n, 8)`,
+    still a shape: the `k` of `tf.math.top_k`).
+  - `Equal`, `NotEqual` and the orderings would compare symbolic
+    dimensions in numpy, which calls two different expressions unequal
+    (`n == 4` is False for every n) or cannot order them, and `Cast` takes
+    a number: these take the dimensions as values of the step
+    (`tf.cast(tf.size(indices), tf.float32)` of a mean over the entries).
+  - Arithmetic and `Select` of a dimension beside a value of the step
+    (`tf.range(n) * n`) take it as a value too.
+  Other inputs convert as tf2jax converts them. tf2jax refuses to register
+  an op twice, so these entries of its table are replaced."""
   from tf2jax._src import ops  # pylint: disable=import-outside-toplevel
   for op_name, symbolic_form in _SYMBOLIC_FORMS.items():
     ops._jax_ops[op_name] = functools.partial(  # pylint: disable=protected-access

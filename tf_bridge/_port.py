@@ -563,11 +563,11 @@ def port(optimizer: Any) -> optax.GradientTransformationExtraArgs:
   "entries"; the bridged classes (`adopt`) hand it their sparse gradients
   so (see `tf_bridge.adopt`). Under `jax.export` the number of entries may
   be symbolic (one conversion serves every number; shapes computed from
-  the entries', `tf.size`, `tf.ones` and `tf.range` of it included, and
-  its value cast, compared, bounded); a sparse hook that needs it as a
-  number there (a Python number from their shape, a bound of it used as a
-  shape) raises `jaxopt_port.UnknownEntriesError`, naming the class, the
-  op and the cause.
+  the entries', `tf.size`, `tf.ones`, `tf.range` and bounds of it
+  included, and its value cast or compared); a sparse hook that needs it
+  as a number there (a Python number from their shape, a shape computed
+  from its value) raises `jaxopt_port.UnknownEntriesError`, naming the
+  class, the op and the cause.
 
   `update` needs `params` (the class's update reads its variables).
   """
