@@ -119,7 +119,8 @@ def _ratios(times, measured, reference):
   fastest = {name: min(t) for name, t in times.items()}
   return {f"{measured}_median_seconds": medians[measured],
           f"{reference}_median_seconds": medians[reference],
-          f"{measured}_over_{reference}": medians[measured] / medians[reference],
+          f"{measured}_over_{reference}": (medians[measured]
+                                            / medians[reference]),
           f"{measured}_over_{reference}_fastest": (fastest[measured]
                                                    / fastest[reference])}
 

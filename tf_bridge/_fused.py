@@ -390,8 +390,9 @@ def step_gradients(grads: Sequence[Any], variables: Sequence[Any],
   "summed_entries": a port's, which runs its class's own sparse hook on
   them) gets a static number, or where that is unknown a symbolic one or
   a dense gradient (`_port_entries`). `lengths_seen`: per variable (its
-  `ref()`), the numbers it took as they came (updated here). `unknown_entries_refusal`:
-  why the transform cannot take an unknown number, if it refused one.
+  `ref()`), the numbers it took as they came (updated here).
+  `unknown_entries_refusal`: why the transform cannot take an unknown
+  number, if it refused one.
 
   Returns the gradients, the row indices and which variables are sparse.
   """
