@@ -337,10 +337,7 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
   `keras_optimizer`."""
   registered_name = f"{cls.__module__}>{cls.__name__}"
   holder = host._registered_class(registered_name)  # pylint: disable=protected-access
-  if holder is not None and _is_adoption(holder, cls, host):
-    if holder.adopted_class is cls:
-      return holder
-  elif holder is not None:
+  if holder is not None and not _is_adoption(holder, cls, host):
     raise ValueError(
         f"{registered_name!r} is the registered name of "
         f"{_described(holder)}; adopting {cls.__name__} on "
@@ -349,6 +346,8 @@ def adopted(cls: type, host: type, keras_optimizer: Callable[..., type],
         "on one tf_keras host per process (tf_bridge.legacy.adopt or "
         "tf_bridge.tf_keras.adopt), and register your own class under "
         "another name than its module's.")
+  if holder is not None and holder.adopted_class is cls:
+    return holder
   rate = rate_argument(cls)
   if rate != "learning_rate":
     # The constructor takes the class's name of the rate (and the host's).

@@ -503,14 +503,13 @@ def _dimension_bound(larger: bool) -> Callable[[Any, Any], Any]:
 def _symbolic_bound(larger: bool):
   def form(static_bound: Callable[..., Any], proto: Any
            ) -> Callable[..., Any]:
-    del proto
     elementwise = np.vectorize(_dimension_bound(larger), otypes=[object])
+    beside_arrays = _on_values_beside_arrays(static_bound, proto)
 
     def bound(x, y):
-      if not (_holds_symbolic_dimension(x) or _holds_symbolic_dimension(y)):
-        return static_bound(x, y)
-      if isinstance(x, jax.Array) or isinstance(y, jax.Array):
-        return static_bound(_dimensions_as_values(x), _dimensions_as_values(y))
+      if (isinstance(x, jax.Array) or isinstance(y, jax.Array) or not (
+          _holds_symbolic_dimension(x) or _holds_symbolic_dimension(y))):
+        return beside_arrays(x, y)
       bounds = elementwise(np.asarray(x, dtype=object),
                            np.asarray(y, dtype=object))
       # A scalar as the dimension itself, as tf2jax's slices of a shape
