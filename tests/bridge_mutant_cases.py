@@ -24,7 +24,7 @@ from bridge_cases import ALL_CLASSES, IDS, problem
 from tf_bridge import catalog, testing
 
 RTOL, ATOL = 1e-5, 1e-6  # test_bridge_parity's.
-# Every third bridged class (`sampling`; every class in the long profile):
+# Every sixth bridged class (`sampling`; every class in the long profile):
 # test_programs kills every bridged class's learning-rate mutant.
 CASES = [i for i, case in enumerate(ALL_CLASSES)
          if case.declaration.has_native

@@ -43,7 +43,7 @@ def saved_and_loaded(model, legacy, directory):
 @pytest.mark.parametrize("case", range(len(ALL_CLASSES)), ids=IDS)
 def test_every_class_fits_saves_and_loads(case, tmp_path):
   """`model.fit` on a model with an Embedding; `model.save` then
-  `load_model` restores the optimizer's state bit for bit. Every third
+  `load_model` restores the optimizer's state bit for bit. Every sixth
   class (`sampling`; every class in the long profile) also: the fit equals
   the native class's (same generation, where one exists; test_programs
   compares every class's fit of a dense model with native's, and

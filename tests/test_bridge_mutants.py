@@ -1,4 +1,4 @@
-"""The bridge-vs-native check kills the learning-rate mutant of every third
+"""The bridge-vs-native check kills the learning-rate mutant of every sixth
 bridged class (`sampling`; the other hyperparameters' are tried at the
 defaults alone: tests/bridge_mutant_cases.py), in a fresh process:
 its hundreds of bridged optimizers each compile an XLA step that

@@ -1,5 +1,5 @@
 """Every bridged class against its native Keras class and its port, step by
-step, in a `tf.function`; every third class eagerly too (`sampling`; every
+step, in a `tf.function`; every sixth class eagerly too (`sampling`; every
 class in the long profile)."""
 
 import functools

@@ -27,7 +27,7 @@ SPARSE_CASES = [(d, {}) for d in NATIVE] + [
     for name in ("sgd", "rmsprop", "legacy.sgd", "legacy.rmsprop")]
 
 
-# In a `tf.function`; every third case eagerly too (`sampling`).
+# In a `tf.function`; every sixth case eagerly too (`sampling`).
 SPARSE_MODES = sampling.traced_and_eager(len(SPARSE_CASES), shift=1)
 
 
@@ -212,7 +212,7 @@ def test_every_mutant_parts_from_native_sparse(declaration):
   """The sparse check kills each hyperparameter mutant at the default point
   or at a grid point where it binds (`mutants.search_order`), and a bridge
   that densifies the gradient wherever native's sparse kernel computes
-  otherwise than its dense one: for every third class (`sampling`), the
+  otherwise than its dense one: for every sixth class (`sampling`), the
   grid check above holding every class."""
   survivors = []
   points = [{}] + [p for p in grids.OWN.get(declaration.name, []) if p]

@@ -11,6 +11,8 @@ import pytest
 
 from tf_bridge import catalog
 
+import sampling
+
 PARAMS = {"dense": {"kernel": jnp.arange(6.0).reshape(3, 2) / 7,
                     "bias": jnp.array([0.5, -0.5])}, "scale": jnp.array(2.0)}
 
@@ -41,10 +43,13 @@ FULL = {"weight_decay": 0.01, "use_ema": True, "ema_overwrite_frequency": 2,
         "gradient_accumulation_steps": 2, "clipnorm": 1.0}
 
 
-@pytest.mark.parametrize("declaration", catalog.CATALOG,
+@pytest.mark.parametrize("index", range(len(catalog.CATALOG)),
                          ids=[d.name for d in catalog.CATALOG])
-def test_state_keeps_structure_dtypes_and_shapes(declaration):
-  """As optax's alias tests: the state is a fixed-layout pytree, jit == eager."""
+def test_state_keeps_structure_dtypes_and_shapes(index):
+  """As optax's alias tests: the state is a fixed-layout pytree under jit;
+  for every sixth port (`sampling`: op by op, the eager run costs most of
+  the test; every port in the long profile) jit == eager."""
+  declaration = catalog.CATALOG[index]
   transform = declaration.make_port()
   state = transform.init(PARAMS)
   update = jax.jit(transform.update)
@@ -56,7 +61,8 @@ def test_state_keeps_structure_dtypes_and_shapes(declaration):
         jax.tree.map(lambda x: (x.shape, x.dtype), state)
     assert jax.tree.structure(updates) == jax.tree.structure(params)
     state, params = new_state, optax.apply_updates(params, updates)
-  assert_trees_close(run(transform, steps=3, jit=False)[0], params)
+  if sampling.whole(index, shift=3):
+    assert_trees_close(run(transform, steps=3, jit=False)[0], params)
 
 
 def test_inside_chain_equals_manual_composition():

@@ -4,7 +4,7 @@ twin (issue #16's conformance programs). Native trains alike in every
 program, so it runs two of them (its fit and its eager tape loop, checked
 to agree) and its fit is every program's reference. One test per class
 runs all its programs, so a class's traces are shared: every program for
-every third class, `fit` and a `tf.function` training loop for the others
+every sixth class, `fit` and a `tf.function` training loop for the others
 (tests/sampling.py; the long profile runs every program of every class)."""
 
 import numpy as np
