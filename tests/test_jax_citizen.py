@@ -6,7 +6,7 @@ standard `jax.jit(step, donate_argnums=(0, 1))` runs; `init` takes abstract
 params (`jax.ShapeDtypeStruct`, `jax.eval_shape`) and gives the concrete
 init's layout; and the state keeps its tree, shapes and dtypes across
 `update`, with and without `optax.inject_hyperparams`, under `jit` and
-`lax.scan`.
+`lax.scan` (that one for the variants of every sixth port: `sampling`).
 """
 
 import jax
@@ -15,6 +15,7 @@ import numpy as np
 import optax
 import pytest
 
+import sampling
 from ports import CASES, IDS
 
 # OptimizerV2's `lr` alias warns, as tf_keras does (ports.LEGACY_BASE_2).
@@ -80,7 +81,24 @@ def scanned(donated, kept):
   return run(donated[1:], kept[1:])
 
 
-@pytest.mark.parametrize("name,factory,kwargs", CASES, ids=IDS)
+def _donation_cases():
+  """Every port at its defaults and every wrapper; of each kind of variant
+  (+base, +base2, +slots: state the shared base code adds), every sixth
+  port's (`sampling`; all of them in the long profile)."""
+  seen = {}
+  for case, name in zip(CASES, IDS):
+    kind = name.partition("+")[2]
+    index = seen[kind] = seen.get(kind, -1) + 1
+    if not kind or sampling.whole(index, shift=4):
+      yield case, name
+
+
+DONATION_CASES = list(_donation_cases())
+
+
+@pytest.mark.parametrize("name,factory,kwargs",
+                         [case for case, _ in DONATION_CASES],
+                         ids=[name for _, name in DONATION_CASES])
 def test_own_buffers_donation_and_stable_layout(name, factory, kwargs):
   """`init` gives buffers of its own, a donating jitted step takes them
   over, and the state keeps its layout under `lax.scan`, with the numeric
