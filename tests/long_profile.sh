@@ -7,11 +7,12 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
 # The in-process parity tests with TensorFlow's Grappler on (CI runs them
-# without it: tests/conftest.py), and every program of every class (CI
-# runs a sample: tests/sampling.py).
+# without it: tests/conftest.py), and every sampled check of every class
+# (CI runs a sample: tests/sampling.py; tests/test_long_profile.py).
 TEST_GRAPPLER=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
-  tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py
+  tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py \
+  tests/test_optax_composition.py tests/test_jax_citizen.py
 # Every hyperparameter's mutant of every class, searched over the grid,
 # against the bridge-vs-native and `model.fit` checks (the suite tries a
 # sample: tests/mutants.py, tests/sampling.py), each set in a fresh process.
@@ -20,7 +21,7 @@ for cases in bridge_mutant_cases.py fit_mutant_cases.py; do
     "tests/$cases"
 done
 # The parity command over the whole catalog at its defaults (the suite runs
-# each entry through it at 3 steps: tests/test_parity_command.py).
+# each entry through it at 10 steps: tests/test_parity_command.py).
 "$python" -m tf_bridge.parity --all
 # Every bridged class with its variables on two devices: prints any error.
 PYTHONPATH=. "$python" tests/scripts/device_groups.py --all | "$python" -c \
