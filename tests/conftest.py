@@ -25,12 +25,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # JAX's persistent compilation cache, shared by the workers and the
 # processes they start: the same program compiled twice (a grid point at
 # two gradient scales, a port in several tests) compiles once, also across
-# runs of the suite. Bounded to 1 GB, least recently used out.
+# runs of the suite. Unbounded while the suite runs: JAX's own bound
+# (a max size) takes a file lock and reads every entry's access time at
+# each write, and with two workers and their processes writing thousands
+# of entries that cost a sixth of the suite (a test waiting 40 s on the
+# lock); the suite trims it to CACHE_BYTES at its start instead.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(
     tempfile.gettempdir(), "jaxopt-port-jax-cache"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
-os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(10**9))
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", "-1")
+CACHE_BYTES = 10**9
 
 settings.register_profile("ci", max_examples=10, deadline=None,
                           derandomize=True)
@@ -59,6 +64,27 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
   config.pluginmanager.register(xdist_groups)
+  if not hasattr(config, "workerinput"):  # Once, in pytest's own process.
+    trim_compilation_cache(os.environ["JAX_COMPILATION_CACHE_DIR"])
+
+
+def trim_compilation_cache(directory, limit=CACHE_BYTES):
+  """Deletes the oldest files of JAX's compilation cache in `directory`
+  until the rest hold at most `limit` bytes."""
+  entries = []
+  for path in pathlib.Path(directory).glob("*"):
+    try:
+      status = path.stat()
+    except FileNotFoundError:  # Trimmed by another run of the suite.
+      continue
+    entries.append((status.st_mtime, status.st_size, path))
+  entries.sort()
+  total = sum(size for _, size, _ in entries)
+  for _, size, path in entries:
+    if total <= limit:
+      break
+    path.unlink(missing_ok=True)
+    total -= size
 
 
 def _quick_patterns():
