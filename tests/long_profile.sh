@@ -12,7 +12,8 @@ HYPOTHESIS_PROFILE=long "$python" -m pytest -q -n 2 tests/test_properties.py
 TEST_GRAPPLER=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
   tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py \
-  tests/test_optax_composition.py tests/test_jax_citizen.py
+  tests/test_optax_composition.py tests/test_jax_citizen.py \
+  tests/test_sharding.py
 # Every hyperparameter's mutant of every class, searched over the grid,
 # against the bridge-vs-native and `model.fit` checks (the suite tries a
 # sample: tests/mutants.py, tests/sampling.py), each set in a fresh process.

@@ -2,7 +2,8 @@
 
 Run as a process of its own (the device count is fixed when JAX starts):
 prints a JSON report per mesh axis type (`Auto` and `Explicit`), both
-against one run on one device. For every port of `ports.SHARDED_CASES`:
+against one run on one device. For every port of `ports.SHARDED_CASES` (those
+named on the command line, if any):
 the largest difference from the same steps on one device, the state leaves
 that mirror a parameter but are laid out otherwise, and, for Adafactor, the
 factored moments laid out otherwise than their parameter's rows and
@@ -212,14 +213,16 @@ def accumulation(mesh, params, grads):
 def main():
   """A report per mesh axis type, against one single-device run."""
   params, grads = problem()
-  transforms = [factory(**kwargs) for _, factory, kwargs in SHARDED_CASES]
+  cases = [case for case in SHARDED_CASES
+           if case[0] in sys.argv[1:] or len(sys.argv) == 1]
+  transforms = [factory(**kwargs) for _, factory, kwargs in cases]
   singles = run(transforms, params, grads, None)
-  print(json.dumps({axis_type: mesh_report(axis_type, transforms, singles,
-                                           params, grads)
+  print(json.dumps({axis_type: mesh_report(axis_type, cases, transforms,
+                                           singles, params, grads)
                     for axis_type in ("Auto", "Explicit")}))
 
 
-def mesh_report(axis_type, transforms, singles, params, grads):
+def mesh_report(axis_type, cases, transforms, singles, params, grads):
   mesh = jax.make_mesh((4, 2), ("data", "model"),
                        axis_types=(AxisType[axis_type],) * 2)
   shardeds = run(transforms, params, grads, mesh)
@@ -228,7 +231,7 @@ def mesh_report(axis_type, transforms, singles, params, grads):
   report = {"devices": jax.device_count(), "cases": {},
             "accumulation": accumulation(mesh, params, grads)}
   for (name, _, _), transform, single, sharded in zip(
-      SHARDED_CASES, transforms, singles, shardeds):
+      cases, transforms, singles, shardeds):
     if isinstance(sharded, str):
       report["cases"][name] = {"error": sharded}
       continue
