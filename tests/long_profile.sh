@@ -13,7 +13,7 @@ TEST_GRAPPLER=1 TEST_EVERY_CASE=1 "$python" -m pytest -q -n 2 --dist loadgroup \
   tests/test_native_parity.py tests/test_bridge_parity.py \
   tests/test_bridge_sparse.py tests/test_bridge_fit.py tests/test_programs.py \
   tests/test_optax_composition.py tests/test_jax_citizen.py \
-  tests/test_sharding.py
+  tests/test_sharding.py tests/test_tf1_graphs.py
 # Every hyperparameter's mutant of every class, searched over the grid,
 # against the bridge-vs-native and `model.fit` checks (the suite tries a
 # sample: tests/mutants.py, tests/sampling.py), each set in a fresh process.

@@ -6,8 +6,10 @@ on resource variables (`use_resource=True`). Prints, per variable kind and
 class, as JSON: the graph's global variables (name, kind) after
 `minimize`, the trainable weights after each of 6 steps, a Saver file
 written by each side after 3 steps restored by the other and continued 3
-steps, and the bridged class's steps with a 1 % larger learning rate (a
-mutant).
+steps, and, for the runs named on the command line ("reference/tf1.adam":
+its kind of variable and its class), the controls: the bridged class's
+steps with a 1 % larger learning rate (a mutant) and its last 3 steps
+from a fresh start.
 
 Run by tests/test_tf1_graphs.py."""
 
@@ -94,7 +96,7 @@ def run(make, resource, steps, restore=None, save_at=None, directory=None):
       saver.restore(session, restore)
     for index in range(steps):
       session.run(train)
-      trajectory.append([session.run(w).tolist() for w in weights])
+      trajectory.append([w.tolist() for w in session.run(weights)])
       if save_at == index + 1:
         saved = saver.save(session, os.path.join(directory, "model.ckpt"))
     listed = sorted([v.op.name, type(v).__name__]
@@ -103,7 +105,7 @@ def run(make, resource, steps, restore=None, save_at=None, directory=None):
   return trajectory, saved, listed
 
 
-def runs(name, resource):
+def runs(name, resource, controls):
   native, bridged = makers(name)
   with tempfile.TemporaryDirectory() as directory:
     sides = {}
@@ -118,9 +120,10 @@ def runs(name, resource):
       make = bridged if reader == "bridged" else native
       sides[reader]["from " + writer] = run(
           make, resource, STEPS - SAVED, restore=sides[writer]["saved"])[0]
-    sides["bridged"]["fresh"] = run(bridged, resource, STEPS - SAVED)[0]
-    sides["mutant"] = {
-        "trajectory": run(makers(name, 1.01)[1], resource, STEPS)[0]}
+    if controls:
+      sides["bridged"]["fresh"] = run(bridged, resource, STEPS - SAVED)[0]
+      sides["mutant"] = {
+          "trajectory": run(makers(name, 1.01)[1], resource, STEPS)[0]}
     for side in ("native", "bridged"):
       del sides[side]["saved"]
   return sides
@@ -128,7 +131,9 @@ def runs(name, resource):
 
 def main():
   print(json.dumps({
-      mode: {name: runs(name, mode == "resource") for name in ARGUMENTS}
+      mode: {name: runs(name, mode == "resource",
+                        controls=f"{mode}/{name}" in sys.argv[1:])
+             for name in ARGUMENTS}
       for mode in ("resource", "reference")}))
 
 
