@@ -2,10 +2,11 @@
 `Auto` and `Explicit` axes): for the ports, their Keras 3 base arguments
 (accumulation, EMA, clipping, decay) and the wrappers, every sixth case
 (`sampling`; Adam's and Adafactor's, which hold the controls, always; every
-case in the long profile), the same numbers as on one device, and every state leaf that mirrors a parameter laid out like
-that parameter (Adafactor's factored moments like its rows and columns),
-after jitted steps and as `init` builds it, from the params or from
-abstract params carrying their shardings.
+case in the long profile), the same numbers as on one device, and every
+state leaf that mirrors a parameter laid out like that parameter
+(Adafactor's factored moments like its rows and columns), after jitted
+steps and as `init` builds it, from the params or from abstract params
+carrying their shardings.
 
 The device count is fixed when JAX starts, so the meshes run in a process
 of their own (tests/scripts/sharded.py), which compiles the single-device

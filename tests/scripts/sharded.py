@@ -213,8 +213,8 @@ def accumulation(mesh, params, grads):
 def main():
   """A report per mesh axis type, against one single-device run."""
   params, grads = problem()
-  cases = [case for case in SHARDED_CASES
-           if case[0] in sys.argv[1:] or len(sys.argv) == 1]
+  named = sys.argv[1:]
+  cases = [case for case in SHARDED_CASES if not named or case[0] in named]
   transforms = [factory(**kwargs) for _, factory, kwargs in cases]
   singles = run(transforms, params, grads, None)
   print(json.dumps({axis_type: mesh_report(axis_type, cases, transforms,
