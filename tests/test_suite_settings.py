@@ -1,5 +1,6 @@
 """The settings tests/conftest.py fixes for the suite's processes."""
 
+import gc
 import os
 
 import conftest
@@ -22,3 +23,13 @@ def test_trimming_deletes_the_oldest_entries_down_to_the_limit(tmp_path):
   conftest.trim_compilation_cache(tmp_path, limit=200)
   assert len(list(tmp_path.iterdir())) == 2
   conftest.trim_compilation_cache(tmp_path / "absent", limit=0)
+
+
+def test_what_collection_left_alive_is_out_of_the_collectors_way():
+  """Frozen (tests/conftest.py): an object alive since collection is in no
+  generation the collector walks; one a test makes is."""
+  made_by_the_test = []
+  walked = {id(o) for o in gc.get_objects()}
+  assert gc.get_freeze_count() > 0
+  assert id(conftest.trim_compilation_cache) not in walked
+  assert id(made_by_the_test) in walked
