@@ -620,20 +620,28 @@ def _sparse_weights(library, make, run_eagerly=False, whole_batches=False,
 def sparse_fits(sparse_adopted):
   """Per case: the class's weights after the fit in tf_keras, the
   adoption's, the mutant's, and the class's given its sparse gradients
-  densified (what an adoption computed before it ran the sparse hook)."""
-  runs = {}
+  densified (what an adoption computed before it ran the sparse hook).
+  The class's two fits depend on its arguments and data alone: made once
+  for the cases (hosts, eager) that share them."""
+  runs, references = {}, {}
   for name, (host, cls, arguments, options) in SPARSE_CASES.items():
     adoption = sparse_adopted[host, cls]
     library = LIBRARIES[host][0]
     data = dict(whole_batches=options.get("whole_batches", False))
+    key = cls, tuple(sorted(arguments(1.0).items())), data["whole_batches"]
+    if key not in references:
+      references[key] = (
+          _sparse_weights(tf_keras, lambda: cls(**arguments(1.0)), **data),  # pylint: disable=cell-var-from-loop
+          _sparse_weights(tf_keras, lambda: adopt_fits.densifying(cls)(  # pylint: disable=cell-var-from-loop
+              **arguments(1.0)), **data))  # pylint: disable=cell-var-from-loop
+    native, densified = references[key]
     runs[name] = (
-        _sparse_weights(tf_keras, lambda: cls(**arguments(1.0)), **data),  # pylint: disable=cell-var-from-loop
+        native,
         _sparse_weights(library, lambda: adoption(**arguments(1.0)),  # pylint: disable=cell-var-from-loop
                         **options),
         _sparse_weights(library, lambda: adoption(**arguments(1.01)),  # pylint: disable=cell-var-from-loop
                         **options),
-        _sparse_weights(tf_keras, lambda: adopt_fits.densifying(cls)(  # pylint: disable=cell-var-from-loop
-            **arguments(1.0)), **data))  # pylint: disable=cell-var-from-loop
+        densified)
   return runs
 
 
