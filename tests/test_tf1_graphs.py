@@ -77,13 +77,13 @@ def test_adams_variables_are_named_as_tf1_names_them(runs):
 def test_steps_are_natives(runs, mode, name):
   """6 steps (dense and an embedding's sparse gradient) equal native's; a
   learning rate 1 % larger parts (CONTROLLED)."""
-  run = runs[mode][name]
+  run, controlled = runs[mode][name], f"{mode}/{name}" in CONTROLLED
   expected = run["native"]["trajectory"]
   testing.compare_trajectories(run["bridged"]["trajectory"], expected,
                                rtol=RTOL, atol=ATOL, actual_name="bridged",
                                expected_name=name)
-  assert ("mutant" in run) == (f"{mode}/{name}" in CONTROLLED)
-  if f"{mode}/{name}" not in CONTROLLED:
+  assert ("mutant" in run) == controlled
+  if not controlled:
     return
   with pytest.raises(AssertionError, match="part at step"):
     testing.compare_trajectories(run["mutant"]["trajectory"], expected,
@@ -96,15 +96,15 @@ def test_saver_files_move_both_ways(runs, mode, name):
   """A Saver file either side wrote after 3 steps, restored by the other
   side's program, continues the writer's run; without it the run parts
   (CONTROLLED)."""
-  run = runs[mode][name]
+  run, controlled = runs[mode][name], f"{mode}/{name}" in CONTROLLED
   expected = run["native"]["trajectory"][3:]
   for reader, writer in (("bridged", "native"), ("native", "bridged")):
     testing.compare_trajectories(
         run[reader]["from " + writer], expected, rtol=RTOL, atol=ATOL,
         actual_name=f"{reader} from {writer}'s file",
         expected_name=name)
-  assert ("fresh" in run["bridged"]) == (f"{mode}/{name}" in CONTROLLED)
-  if f"{mode}/{name}" not in CONTROLLED:
+  assert ("fresh" in run["bridged"]) == controlled
+  if not controlled:
     return
   with pytest.raises(AssertionError, match="part at step"):
     testing.compare_trajectories(run["bridged"]["fresh"], expected,
