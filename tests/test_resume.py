@@ -1,8 +1,9 @@
 """Crash-safe resume: a training run (tests/scripts/resumable.py) killed with
-SIGKILL, at a random step or while it writes a checkpoint, resumes from its
-last whole checkpoint and ends bit-identical to an uninterrupted run with
-the same checkpoint schedule. JAX side: jaxopt_port.adam with
-orbax-checkpoint; Keras side: tf_bridge.Adam with tf.train.CheckpointManager.
+SIGKILL, at a random point of a step or while it writes a checkpoint,
+resumes from its last whole checkpoint and ends bit-identical to an
+uninterrupted run with the same checkpoint schedule. JAX side:
+jaxopt_port.adam with orbax-checkpoint; Keras side: tf_bridge.Adam with
+tf.train.CheckpointManager.
 """
 
 import pathlib
@@ -16,14 +17,37 @@ import pytest
 
 SCRIPT = pathlib.Path(__file__).parent / "scripts" / "resumable.py"
 STEPS = 12
+EVERY = 2  # resumable.py's default checkpoint interval.
 KILLS = {"jax": 3, "keras": 2}  # Random-step kills per side.
 
 
 def start(side, directory, *extra):
   return subprocess.Popen(
       [sys.executable, str(SCRIPT), side, str(directory), "--steps",
-       str(STEPS), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-      text=True)
+       str(STEPS), *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True)
+
+
+def kill_in_the_step_after(process, step, delay):
+  """SIGKILLs a fresh `--paced` run `delay` seconds after letting it go on
+  from `step`: somewhere in step + 1 (its update, its save) or after it.
+  Returns the last step the run printed."""
+  assert process.stdout.readline() == "resumed from 0\n"
+  printed = []
+  for line in process.stdout:
+    printed.append(int(line.removeprefix("step ")))
+    process.stdin.write("\n")
+    process.stdin.flush()
+    if printed[-1] == step:
+      time.sleep(delay)
+      process.send_signal(signal.SIGKILL)
+      break
+  process.wait(timeout=600)
+  printed += [int(line.removeprefix("step "))
+              for line in process.stdout.read().splitlines()]
+  assert printed == list(range(1, len(printed) + 1)), printed
+  assert printed[-1] in (step, step + 1), (printed, step)
+  return printed[-1]
 
 
 def finish(process):
@@ -72,20 +96,18 @@ def test_killed_at_random_steps_resumes_bit_identical(uninterrupted,
   for trial in range(KILLS[side]):
     directory = tmp_path / f"trial-{trial}"
     directory.mkdir()
-    # From step 4 on, the checkpoint of step 2 is whole (orbax finishes an
-    # asynchronous save before it starts the next).
-    kill_after = int(rng.integers(4, STEPS))
-    process = start(side, directory)
-    for line in process.stdout:
-      if line.strip() == f"step {kill_after}":
-        time.sleep(float(rng.uniform(0, 0.005)))
-        process.send_signal(signal.SIGKILL)
-        break
-    process.wait(timeout=600)
+    process = start(side, directory, "--paced")
+    reached = kill_in_the_step_after(process, int(rng.integers(4, STEPS)),
+                                     float(rng.uniform(0, 0.005)))
     assert process.returncode == -signal.SIGKILL
     assert not (directory / "final.npz").exists()
     step = resumed_from(finish(start(side, directory)))
-    assert 2 <= step <= kill_after, (step, kill_after)
+    # A run that printed step `reached` has a whole checkpoint of a step
+    # past reached - 2 * EVERY (orbax finishes an asynchronous save before
+    # it starts the next; TensorFlow's are synchronous), and none of a step
+    # past reached + 1 (saved, not yet printed).
+    assert max(2, reached - 2 * EVERY + 1) <= step <= reached + 1, (
+        step, reached)
     assert_bit_identical(final(directory), expected)
 
 

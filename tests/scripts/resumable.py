@@ -2,6 +2,7 @@
 whole checkpoint: the subject of tests/test_resume.py, which kills it.
 
   python resumable.py SIDE DIRECTORY [--steps N] [--every K] [--die-in-save S]
+                      [--paced]
 
 SIDE is "jax" (jaxopt_port.adam, orbax-checkpoint) or "keras"
 (tf_bridge.Adam on Keras 3, tf.train.CheckpointManager). The gradient of a
@@ -11,12 +12,14 @@ and, at the end, writes DIRECTORY/final.npz (params and optimizer state)
 through a temporary file and a rename. `--die-in-save S` SIGKILLs the
 process while it writes the checkpoint of step S (orbax's asynchronous
 write, at once; TensorFlow's, see `die_half_written`). Prints "resumed from N"
-first (0: a fresh start).
+first (0: a fresh start). `--paced` waits for a line on stdin after each
+"step N", so whoever kills the run knows how far it can have gone.
 """
 
 import argparse
 import os
 import signal
+import sys
 import threading
 
 import numpy as np
@@ -35,6 +38,12 @@ def initial_params() -> dict:
   rng = np.random.default_rng(0)
   return {name: rng.standard_normal(shape).astype(np.float32)
           for name, shape in SHAPES.items()}
+
+
+def report(step: int, paced: bool) -> None:
+  print(f"step {step}", flush=True)
+  if paced:
+    sys.stdin.readline()
 
 
 def write_final(directory: str, arrays: dict) -> None:
@@ -61,7 +70,7 @@ def die_half_written(checkpoint, directory: str, step: int) -> None:
   os.kill(os.getpid(), signal.SIGKILL)
 
 
-def run_jax(directory, steps, every, die_in_save):
+def run_jax(directory, steps, every, die_in_save, paced):
   import jax  # pylint: disable=import-outside-toplevel
   import jaxopt_port  # pylint: disable=import-outside-toplevel
   import optax  # pylint: disable=import-outside-toplevel
@@ -93,7 +102,7 @@ def run_jax(directory, steps, every, die_in_save):
       kill_soon()
     manager.save(step, args=ocp.args.StandardSave(
         {"params": params, "state": state}))
-    print(f"step {step}", flush=True)
+    report(step, paced)
   manager.wait_until_finished()
   manager.close()
   leaves = jax.tree_util.tree_leaves_with_path({"params": params,
@@ -102,7 +111,7 @@ def run_jax(directory, steps, every, die_in_save):
                           for path, leaf in leaves})
 
 
-def run_keras(directory, steps, every, die_in_save):
+def run_keras(directory, steps, every, die_in_save, paced):
   import keras  # pylint: disable=import-outside-toplevel
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
@@ -128,7 +137,7 @@ def run_keras(directory, steps, every, die_in_save):
     if step == die_in_save:
       die_half_written(checkpoint, manager.directory, step)
     manager.save(checkpoint_number=step)
-    print(f"step {step}", flush=True)
+    report(step, paced)
   arrays = {f"params/{n}": v.numpy() for n, v in variables.items()}
   arrays.update({f"state/{v.path}": v.numpy() for v in optimizer.variables})
   write_final(directory, arrays)
@@ -141,9 +150,10 @@ def main():
   parser.add_argument("--steps", type=int, default=12)
   parser.add_argument("--every", type=int, default=2)
   parser.add_argument("--die-in-save", type=int, default=None)
+  parser.add_argument("--paced", action="store_true")
   args = parser.parse_args()
   run = run_jax if args.side == "jax" else run_keras
-  run(args.directory, args.steps, args.every, args.die_in_save)
+  run(args.directory, args.steps, args.every, args.die_in_save, args.paced)
 
 
 if __name__ == "__main__":
