@@ -88,7 +88,8 @@ def test_centered_momentum_first_step_is_the_gradient_step():
 def test_zero_momentum_keeps_its_slot_at_zeros_and_steps_as_vanilla_sgd():
   """One state layout whatever the momentum (optax's inject_hyperparams):
   at 0 the slot stays at zeros and the step is VanillaSGD's."""
-  params, grads = {"w": np.ones(2)}, {"w": np.array([0.5, -4.0])}
+  params = {"w": np.ones(2, np.float32)}
+  grads = {"w": np.array([0.5, -4.0], np.float32)}
   transform = jaxopt_port.momentum_sgd(learning_rate=0.1, momentum=0.0)
   updates, state = transform.update(grads, transform.init(params), params)
   np.testing.assert_array_equal(state.slots.momentum["w"], [0.0, 0.0])

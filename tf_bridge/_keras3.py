@@ -397,4 +397,7 @@ def _learning_rate_of(optimizer: Any) -> Any:
   rate = optimizer._learning_rate  # pylint: disable=protected-access
   if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
     return rate
-  return float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+  rate = optimizer.learning_rate
+  # A variable's `numpy()`: numpy 2 warns that Keras's and TensorFlow's
+  # variables' `__array__` (keras.ops.convert_to_numpy) take no `copy`.
+  return float(rate.numpy() if isinstance(rate, keras.Variable) else rate)

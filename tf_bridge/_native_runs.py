@@ -107,7 +107,6 @@ def _trajectory_apart(optimizer: Any, initial: Sequence[np.ndarray],
                  for name, value in zip(names, initial)]
     return [_apply_and_read(
         lambda grads: optimizer.apply(grads, variables), variables,
-        keras.ops.convert_to_numpy,
         [keras.ops.convert_to_tensor(g) for g in step]) for step in gradients]
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
   variables = [tf.Variable(value, name=name)
@@ -119,8 +118,7 @@ def _trajectory_apart(optimizer: Any, initial: Sequence[np.ndarray],
     # TF1 makes its slots at its first step: one trace (by hand, as in
     # `_steps_in_one_call`), a call per step.
     apply = tf.function(apply).get_concrete_function(tensors[0])
-  return [_apply_and_read(apply, variables, lambda v: v.numpy(), grads)
-          for grads in tensors]
+  return [_apply_and_read(apply, variables, grads) for grads in tensors]
 
 
 def _steps_in_one_call(runs: Sequence[tuple[Any, Sequence[Any]]],
@@ -194,6 +192,8 @@ def apply_gradients(optimizer: Any, grads: Sequence[Any],
   optimizer.apply_gradients(zip(grads, variables), **step_counter)
 
 
-def _apply_and_read(apply, variables, to_numpy, grads):
+def _apply_and_read(apply, variables, grads):
   apply(grads)
-  return [np.array(to_numpy(v)) for v in variables]
+  # `numpy()`, not np.array(variable): numpy 2 warns that Keras's and
+  # TensorFlow's variables take no `copy` in `__array__`.
+  return [np.array(v.numpy()) for v in variables]
