@@ -426,7 +426,7 @@ def test_keras3_multi_optimizer_routes_each_layer_to_its_optimizer(tmp_path):
 
 
 # Reading the inner optimizer's learning rate stays clear of numpy 2's
-# warning for TensorFlow's variables (their __array__ takes no `copy`).
+# warning for Keras's and TensorFlow's variables (no `copy` in __array__).
 @pytest.mark.filterwarnings("error:__array__ implementation:DeprecationWarning")
 @pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "keras3"])
 def test_moving_average_shadow_copy_and_swap_weights(legacy):

@@ -397,7 +397,8 @@ def _learning_rate_of(optimizer: Any) -> Any:
   rate = optimizer._learning_rate  # pylint: disable=protected-access
   if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
     return rate
-  rate = optimizer.learning_rate
-  # A variable's `numpy()`: numpy 2 warns that Keras's and TensorFlow's
-  # variables' `__array__` (keras.ops.convert_to_numpy) take no `copy`.
-  return float(rate.numpy() if isinstance(rate, keras.Variable) else rate)
+  current = optimizer.learning_rate
+  # `numpy()`, not keras.ops.convert_to_numpy: numpy 2 warns that Keras's
+  # and TensorFlow's variables take no `copy` in `__array__`.
+  return float(current.numpy() if isinstance(current, keras.Variable)
+               else current)
